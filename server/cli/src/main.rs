@@ -1,0 +1,45 @@
+//! `seedfall`: the command line. Glue only: argument parsing, output, exit
+//! codes. The engine lives in `seedfall-sim` and `seedfall-search`.
+//!
+//! Exit codes: 0 every run passed; 1 a run failed; 2 usage, config or build error.
+mod args;
+mod load;
+mod output;
+mod replay;
+mod run;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "seedfall", version, about = "Deterministic simulation testing for wasip1 services", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a range of seeds; print each failure and a summary.
+    Run(run::RunArgs),
+    /// Run one seed again and print everything every node wrote.
+    Replay(replay::ReplayArgs),
+}
+
+fn main() {
+    // wasmtime errors capture a native backtrace when RUST_BACKTRACE is set,
+    // which slows every failing run; seedfall's own panics still print one.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    let cli = match Cli::try_parse_from(args::normalize(std::env::args_os())) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match cli.command {
+        Command::Run(a) => run::main(a),
+        Command::Replay(a) => replay::main(a),
+    };
+    std::process::exit(code);
+}

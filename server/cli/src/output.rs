@@ -1,0 +1,110 @@
+//! How results look: the failure line, the closing summary, the JSON forms.
+use seedfall_search::{Project, SweepSummary};
+use seedfall_sim::failure::Failure;
+use seedfall_sim::{Outcome, VTime};
+use serde::Serialize;
+use std::path::Path;
+
+/// Real (wall) durations: `56ms`, `1.25s`, `830us`.
+pub fn real(ns: u64) -> String {
+    if ns < 1_000_000 {
+        format!("{}us", ns / 1_000)
+    } else if ns < 10_000_000_000 {
+        let ms = ns as f64 / 1e6;
+        if ms < 1000.0 { format!("{}ms", ms.round() as u64) } else { format!("{:.2}s", ms / 1000.0) }
+    } else {
+        format!("{:.1}s", ns as f64 / 1e9)
+    }
+}
+
+/// `FAIL seed 6 at t=923.003008ms (924 scheduler steps, 56ms real)` and the
+/// indented node lines.
+pub fn failure_block(project: &Project, outcome: &Outcome) -> String {
+    let f = outcome.failure.as_ref().expect("a failing outcome has a failure");
+    let mut s = format!(
+        "FAIL seed {} at t={} ({} scheduler steps, {} real)\n  {}: {}\n",
+        outcome.seed,
+        VTime(f.time_ns),
+        outcome.stats.steps,
+        real(outcome.stats.real_ns),
+        f.node,
+        f.message
+    );
+    if let Some(loc) = display_location(project, f) {
+        s.push_str(&format!("    at {loc}\n"));
+    }
+    s
+}
+
+pub fn display_location(project: &Project, f: &Failure) -> Option<String> {
+    let raw = f.location.as_ref()?;
+    Some(match project.resolve_location(&f.node, raw) {
+        Some(p) => {
+            let line = raw.rsplit_once(':').map(|(_, l)| l).unwrap_or("");
+            format!("{}:{line}", relative(&p))
+        }
+        None => raw.clone(),
+    })
+}
+
+pub fn relative(p: &Path) -> String {
+    let cwd = std::env::current_dir().ok();
+    match cwd.as_ref().and_then(|c| p.strip_prefix(c).ok()) {
+        Some(r) => r.display().to_string(),
+        None => p.display().to_string(),
+    }
+}
+
+pub fn summary_line(s: &SweepSummary, failed_seeds: &[u64]) -> String {
+    let failed = if failed_seeds.is_empty() {
+        "0 failed".to_string()
+    } else {
+        let shown: Vec<String> = failed_seeds.iter().take(10).map(u64::to_string).collect();
+        let more = if failed_seeds.len() > 10 { ", ..." } else { "" };
+        format!("{} failed (seeds {}{more})", failed_seeds.len(), shown.join(", "))
+    };
+    format!(
+        "{} runs, {failed} in {}: {:.1} runs/s, {:.1} virtual s per wall s",
+        s.runs,
+        real(s.wall_ns),
+        s.seeds_per_second,
+        s.virtual_seconds_per_wall_second
+    )
+}
+
+#[derive(Serialize)]
+pub struct FailureJson {
+    pub seed: u64,
+    pub time_ns: u64,
+    pub time: String,
+    pub steps: u64,
+    pub real_ns: u64,
+    pub trace_hash: String,
+    pub nodes: Vec<NodeFailureJson>,
+}
+
+#[derive(Serialize)]
+pub struct NodeFailureJson {
+    pub node: String,
+    pub kind: seedfall_sim::failure::FailureKind,
+    pub message: String,
+    pub location: Option<String>,
+}
+
+pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {
+    let f = o.failure.as_ref().expect("failing outcome");
+    FailureJson {
+        seed: o.seed,
+        time_ns: f.time_ns,
+        time: VTime(f.time_ns).to_string(),
+        steps: o.stats.steps,
+        real_ns: o.stats.real_ns,
+        trace_hash: format!("{:016x}", o.trace_hash),
+        nodes: vec![NodeFailureJson {
+            node: f.node.clone(),
+            kind: f.kind,
+            message: f.message.clone(),
+            location: display_location(project, f),
+        }],
+    }
+}

@@ -1,0 +1,84 @@
+//! `seedfall replay`: one seed again, with everything every node wrote.
+use crate::{load, output};
+use clap::Args;
+use seedfall_sim::trace::{EventKind, Stdio};
+use seedfall_sim::{run, RunOptions, Schedule, VTime, Verdict};
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
+    pub config: PathBuf,
+    /// The seed to replay.
+    #[arg(long)]
+    pub seed: u64,
+    /// Print one JSON document (events, verdict, trace hash) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct ReplayJson<'a> {
+    version: u32,
+    seed: u64,
+    verdict: Verdict,
+    end: seedfall_sim::outcome::EndReason,
+    end_time_ns: u64,
+    steps: u64,
+    trace_hash: String,
+    failure: Option<output::FailureJson>,
+    events: &'a [seedfall_sim::trace::TraceEvent],
+}
+
+pub fn main(a: ReplayArgs) -> i32 {
+    let project = match load::project(&a.config, a.json) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let outcome = run(&project.program, &Schedule { seed: a.seed }, &RunOptions::default());
+    if a.json {
+        let doc = ReplayJson {
+            version: 1,
+            seed: a.seed,
+            verdict: outcome.verdict,
+            end: outcome.end,
+            end_time_ns: outcome.end_time.nanos(),
+            steps: outcome.stats.steps,
+            trace_hash: format!("{:016x}", outcome.trace_hash),
+            failure: outcome.failure.as_ref().map(|_| output::failure_json(&project, &outcome)),
+            events: &outcome.trace,
+        };
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap());
+    } else {
+        let width = project.program.config.instances().iter().map(|(_, n)| n.len()).max().unwrap_or(4);
+        for e in &outcome.trace {
+            let t = VTime(e.time_ns).to_string();
+            let node = e.node.as_deref().unwrap_or("");
+            let text = match &e.kind {
+                EventKind::Output { stream: Stdio::Stdout, text } => format!("| {text}"),
+                EventKind::Output { stream: Stdio::Stderr, text } => format!("! {text}"),
+                EventKind::Start => "started".into(),
+                EventKind::Exit { code } => format!("exited with code {code}"),
+                EventKind::Trap { message } => format!("trapped: {message}"),
+                EventKind::Unsupported { call } => format!("called unsupported {call} (returned an error)"),
+                EventKind::Failure { message } => format!("FAILED: {message}"),
+                EventKind::End { reason } => format!("run ended: {reason}"),
+            };
+            println!("{t:>16}  {node:<width$}  {text}");
+        }
+        println!();
+        match outcome.verdict {
+            Verdict::Pass => println!(
+                "PASS seed {} at t={} ({} scheduler steps, {} real)",
+                outcome.seed,
+                outcome.end_time,
+                outcome.stats.steps,
+                output::real(outcome.stats.real_ns)
+            ),
+            Verdict::Fail => print!("{}", output::failure_block(&project, &outcome)),
+        }
+        println!("trace hash {:016x}", outcome.trace_hash);
+    }
+    if outcome.verdict == Verdict::Fail { 1 } else { 0 }
+}

@@ -1,0 +1,20 @@
+//! seedfall-search: MANY runs.
+//!
+//! Turns a config into a runnable [`seedfall_sim::Program`] (building guests
+//! from their recipes and caching compiled modules on disk), and runs seeds
+//! on worker threads with results merged in seed order, so nothing a user
+//! sees depends on `-j`.
+//!
+//! Architecture invariants: this crate owns all parallelism (`pool`) and all
+//! host I/O of the engine (builds, caches); `seedfall-sim` below it has none.
+pub mod cache;
+pub mod modules;
+pub mod pool;
+pub mod project;
+pub mod recipe;
+pub mod seeds;
+pub mod sweep;
+
+pub use project::{load, LoadError, Project};
+pub use seeds::SeedRange;
+pub use sweep::{sweep, SweepOptions, SweepSummary};

@@ -1,0 +1,76 @@
+//! A project: a config file made runnable (guests built, modules compiled).
+use crate::cache::Cache;
+use crate::{modules, recipe};
+use seedfall_sim::{Config, ConfigError, Engine, EngineOptions, Program};
+use std::path::Path;
+
+pub struct Project {
+    pub program: Program,
+}
+
+#[derive(Debug)]
+pub enum LoadError {
+    Config(ConfigError),
+    Build(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Config(e) => write!(f, "{e}"),
+            LoadError::Build(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Parses the config, builds what changed, compiles what is not cached.
+pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
+    let config = Config::load(config_path).map_err(LoadError::Config)?;
+    let cache = Cache::for_config(config.dir());
+    let engine = Engine::new(EngineOptions { canonicalize_nans: config.determinism.canonicalize_nans }).map_err(LoadError::Build)?;
+    let mut compiled = Vec::with_capacity(config.nodes.len());
+    for node in &config.nodes {
+        let built = recipe::wasm_for(node, &cache, log).map_err(LoadError::Build)?;
+        let module = modules::compiled(&engine, &built.wasm, &cache, log).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
+        compiled.push(module);
+    }
+    let program = Program::new(&engine, config, compiled).map_err(LoadError::Build)?;
+    Ok(Project { program })
+}
+
+impl Project {
+    /// Turns a location a guest reported (a Go `-trimpath` path like
+    /// `example.com/m/main.go:12`, or a Rust `src/main.rs:12`) into a path on
+    /// this machine, when the node's recipe tells where its sources are.
+    pub fn resolve_location(&self, instance: &str, raw: &str) -> Option<std::path::PathBuf> {
+        let node_name = instance.split('#').next().unwrap_or(instance);
+        let node = self.program.config.nodes.iter().find(|n| n.name == node_name)?;
+        let (file, line) = raw.rsplit_once(':')?;
+        line.parse::<u32>().ok()?;
+        let dir: &Path = match &node.source {
+            seedfall_sim::config::WasmSource::Go { dir, .. } => dir,
+            seedfall_sim::config::WasmSource::Cargo { dir, .. } => dir,
+            seedfall_sim::config::WasmSource::Path(p) => p.parent()?,
+        };
+        // Go: strip the module path and resolve against the module root.
+        let mut ancestor = Some(dir);
+        while let Some(d) = ancestor {
+            if let Ok(gomod) = std::fs::read_to_string(d.join("go.mod")) {
+                if let Some(module) = gomod.lines().find_map(|l| l.strip_prefix("module ")) {
+                    if let Some(rest) = file.strip_prefix(&format!("{}/", module.trim())) {
+                        let p = d.join(rest);
+                        if p.is_file() {
+                            return Some(p);
+                        }
+                    }
+                }
+            }
+            let p = d.join(file);
+            if p.is_file() {
+                return Some(p);
+            }
+            ancestor = d.parent();
+        }
+        None
+    }
+}

@@ -1,0 +1,242 @@
+//! Build recipes: turning a node's `go` or `cargo` recipe into a `.wasm`.
+//!
+//! A build is keyed by a fingerprint of its sources (every file under the Go
+//! module or the cargo package, plus local `replace`/`path` dependencies), the
+//! toolchain version and the recipe. An unchanged fingerprint reuses the wasm
+//! built before, so a sweep does not pay for `go build` every time.
+use crate::cache::{hash_hex, write_atomic, Cache};
+use seedfall_sim::config::{NodeSpec, WasmSource};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Bound on files hashed per fingerprint, so a stray huge folder cannot hang us.
+pub const FINGERPRINT_FILES_MAX: usize = 20_000;
+const SKIP_DIRS: &[&str] = &[".git", ".seedfall", "target", "node_modules", ".hg"];
+
+pub struct Built {
+    pub wasm: PathBuf,
+    /// False when the cache already held this build.
+    pub rebuilt: bool,
+}
+
+/// The wasm file for `node`, building it if its sources changed.
+pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
+    match &node.source {
+        WasmSource::Path(p) => {
+            if !p.is_file() {
+                return Err(format!("node \"{}\": wasm file {} does not exist", node.name, p.display()));
+            }
+            Ok(Built { wasm: p.clone(), rebuilt: false })
+        }
+        WasmSource::Go { dir, package, tags } => go(node, dir, package, tags, cache, log),
+        WasmSource::Cargo { dir, package, bin, profile } => cargo(node, dir, package.as_deref(), bin.as_deref(), profile, cache, log),
+    }
+}
+
+fn tool_version(program: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(program).args(args).output().map_err(|e| format!("cannot run `{program}`: {e} (is it installed and on PATH?)"))?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
+    if !dir.is_dir() {
+        return Err(format!("node \"{}\": go.dir {} is not a folder", node.name, dir.display()));
+    }
+    let module_root = find_up(dir, "go.mod").ok_or_else(|| format!("node \"{}\": no go.mod in {} or above it", node.name, dir.display()))?;
+    let mut roots = vec![module_root.clone()];
+    roots.extend(go_local_replaces(&module_root));
+    let version = tool_version("go", &["version"])?;
+    let recipe = format!("go|{package}|{}|{version}", tags.join(","));
+    let fp = fingerprint(&roots, &recipe)?;
+    let out = cache.path("wasm", &format!("{}-go-{fp}.wasm", node.name));
+    if out.is_file() {
+        return Ok(Built { wasm: out, rebuilt: false });
+    }
+    log(&format!("building {} (go build, GOOS=wasip1 GOARCH=wasm) in {}", node.name, dir.display()));
+    std::fs::create_dir_all(out.parent().unwrap()).map_err(|e| format!("cannot create the cache folder: {e}"))?;
+    let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
+    let mut cmd = Command::new("go");
+    cmd.current_dir(dir).env("GOOS", "wasip1").env("GOARCH", "wasm").args(["build", "-trimpath", "-o"]).arg(&tmp);
+    if !tags.is_empty() {
+        cmd.arg(format!("-tags={}", tags.join(",")));
+    }
+    cmd.arg(package);
+    let output = cmd.output().map_err(|e| format!("cannot run `go`: {e} (is Go 1.21+ installed and on PATH?)"))?;
+    if !output.status.success() {
+        return Err(format!("node \"{}\": go build failed in {}:\n{}", node.name, dir.display(), String::from_utf8_lossy(&output.stderr).trim_end()));
+    }
+    std::fs::rename(&tmp, &out).map_err(|e| format!("cannot move the built wasm into the cache: {e}"))?;
+    Ok(Built { wasm: out, rebuilt: true })
+}
+
+fn cargo(
+    node: &NodeSpec,
+    dir: &Path,
+    package: Option<&str>,
+    bin: Option<&str>,
+    profile: &str,
+    cache: &Cache,
+    log: &mut dyn FnMut(&str),
+) -> Result<Built, String> {
+    if !dir.is_dir() {
+        return Err(format!("node \"{}\": cargo.dir {} is not a folder", node.name, dir.display()));
+    }
+    let root = find_up(dir, "Cargo.toml").ok_or_else(|| format!("node \"{}\": no Cargo.toml in {} or above it", node.name, dir.display()))?;
+    let mut roots = vec![root.clone()];
+    roots.extend(cargo_path_deps(&root));
+    let version = tool_version("rustc", &["--version"])?;
+    let recipe = format!("cargo|{package:?}|{bin:?}|{profile}|{version}");
+    let fp = fingerprint(&roots, &recipe)?;
+    let out = cache.path("wasm", &format!("{}-cargo-{fp}.wasm", node.name));
+    if out.is_file() {
+        return Ok(Built { wasm: out, rebuilt: false });
+    }
+    ensure_wasip1_target(log)?;
+    log(&format!("building {} (cargo build --target wasm32-wasip1) in {}", node.name, dir.display()));
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(dir).args(["build", "--target", "wasm32-wasip1", "--message-format=json-render-diagnostics", "--profile", profile]);
+    if let Some(p) = package {
+        cmd.args(["-p", p]);
+    }
+    if let Some(b) = bin {
+        cmd.args(["--bin", b]);
+    }
+    // A guest is built by its own toolchain settings, not the host's.
+    cmd.env_remove("CARGO_TARGET_DIR").env_remove("RUSTFLAGS").env_remove("CARGO_BUILD_TARGET");
+    let output = cmd.output().map_err(|e| format!("cannot run `cargo`: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("node \"{}\": cargo build failed in {}:\n{}", node.name, dir.display(), String::from_utf8_lossy(&output.stderr).trim_end()));
+    }
+    let wasm = cargo_artifact(&String::from_utf8_lossy(&output.stdout), bin)
+        .ok_or_else(|| format!("node \"{}\": cargo built no .wasm binary{}", node.name, bin.map(|b| format!(" named {b}")).unwrap_or_default()))?;
+    let bytes = std::fs::read(&wasm).map_err(|e| format!("cannot read {}: {e}", wasm.display()))?;
+    write_atomic(&out, &bytes).map_err(|e| format!("cannot write the cache: {e}"))?;
+    Ok(Built { wasm: out, rebuilt: true })
+}
+
+/// The `.wasm` executable among cargo's JSON messages (the last, or `bin`'s).
+fn cargo_artifact(stdout: &str, bin: Option<&str>) -> Option<PathBuf> {
+    let mut found = None;
+    for line in stdout.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if v["reason"] != "compiler-artifact" {
+            continue;
+        }
+        let Some(exe) = v["executable"].as_str() else { continue };
+        if !exe.ends_with(".wasm") {
+            continue;
+        }
+        if let Some(b) = bin {
+            if v["target"]["name"] != b {
+                continue;
+            }
+        }
+        found = Some(PathBuf::from(exe));
+    }
+    found
+}
+
+/// Adds the wasm32-wasip1 target through rustup when it is missing.
+fn ensure_wasip1_target(log: &mut dyn FnMut(&str)) -> Result<(), String> {
+    let sysroot = tool_version("rustc", &["--print", "sysroot"])?;
+    if Path::new(&sysroot).join("lib/rustlib/wasm32-wasip1").is_dir() {
+        return Ok(());
+    }
+    log("the Rust target wasm32-wasip1 is missing: running `rustup target add wasm32-wasip1`");
+    let status = Command::new("rustup").args(["target", "add", "wasm32-wasip1"]).status();
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        _ => Err("the Rust target wasm32-wasip1 is not installed and `rustup target add wasm32-wasip1` failed: install it by hand".into()),
+    }
+}
+
+fn find_up(start: &Path, file: &str) -> Option<PathBuf> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        if d.join(file).is_file() {
+            return Some(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Local directories named by `replace x => ../path` in go.mod.
+fn go_local_replaces(module_root: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(module_root.join("go.mod")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split("=>").nth(1))
+        .map(str::trim)
+        .filter(|t| t.starts_with('.') || t.starts_with('/'))
+        .map(|t| module_root.join(t.split_whitespace().next().unwrap_or(t)))
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// Local directories named by `path = "..."` dependencies in Cargo.toml.
+fn cargo_path_deps(root: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    let mut out = Vec::new();
+    for part in text.split("path").skip(1) {
+        let rest = part.trim_start();
+        let Some(rest) = rest.strip_prefix('=') else { continue };
+        let rest = rest.trim_start();
+        let Some(rest) = rest.strip_prefix('"') else { continue };
+        if let Some(end) = rest.find('"') {
+            let p = root.join(&rest[..end]);
+            if p.is_dir() && !p.starts_with(root) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Hash of every file's relative path and content under `roots`, plus `recipe`.
+pub fn fingerprint(roots: &[PathBuf], recipe: &str) -> Result<String, String> {
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    for (i, root) in roots.iter().enumerate() {
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            let entries = std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Ok(ft) = entry.file_type() else { continue };
+                if ft.is_dir() {
+                    if !SKIP_DIRS.contains(&name.as_str()) {
+                        stack.push(path);
+                    }
+                } else if ft.is_file() {
+                    let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
+                    files.push((format!("{i}/{rel}"), path));
+                    if files.len() > FINGERPRINT_FILES_MAX {
+                        return Err(format!("more than {FINGERPRINT_FILES_MAX} files under {}: point the recipe at a smaller folder", root.display()));
+                    }
+                }
+            }
+        }
+    }
+    files.sort();
+    let mut parts: Vec<Vec<u8>> = vec![recipe.as_bytes().to_vec()];
+    for (rel, path) in &files {
+        parts.push(rel.as_bytes().to_vec());
+        parts.push(std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?);
+    }
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    Ok(hash_hex(&refs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_artifact_picks_the_wasm() {
+        let out = r#"{"reason":"compiler-artifact","target":{"name":"dep"},"executable":null}
+{"reason":"compiler-artifact","target":{"name":"guest"},"executable":"/t/guest.wasm"}
+{"reason":"build-finished","success":true}"#;
+        assert_eq!(cargo_artifact(out, None), Some(PathBuf::from("/t/guest.wasm")));
+        assert_eq!(cargo_artifact(out, Some("other")), None);
+    }
+}

@@ -1,0 +1,67 @@
+//! Seed ranges as users write them: `17`, `1-200`.
+use std::fmt;
+
+/// Bound on seeds in one sweep.
+pub const SEEDS_MAX: u64 = 100_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeedRange {
+    pub first: u64,
+    /// Inclusive.
+    pub last: u64,
+}
+
+impl SeedRange {
+    pub fn parse(text: &str) -> Result<SeedRange, String> {
+        let bad = || format!("expected a seed like 17 or a range like 1-200, found \"{text}\"");
+        let (a, b) = match text.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (text.trim(), text.trim()),
+        };
+        let first: u64 = a.parse().map_err(|_| bad())?;
+        let last: u64 = b.parse().map_err(|_| bad())?;
+        if last < first {
+            return Err(format!("the seed range {text} is empty: {last} is below {first}"));
+        }
+        if last - first >= SEEDS_MAX {
+            return Err(format!("the seed range {text} holds more than {SEEDS_MAX} seeds"));
+        }
+        Ok(SeedRange { first, last })
+    }
+
+    pub fn len(&self) -> u64 {
+        self.last - self.first + 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    pub fn nth(&self, i: u64) -> u64 {
+        assert!(i < self.len());
+        self.first + i
+    }
+}
+
+impl fmt::Display for SeedRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.first == self.last {
+            write!(f, "{}", self.first)
+        } else {
+            write!(f, "{}-{}", self.first, self.last)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses() {
+        assert_eq!(SeedRange::parse("1-200").unwrap(), SeedRange { first: 1, last: 200 });
+        assert_eq!(SeedRange::parse("17").unwrap().len(), 1);
+        assert!(SeedRange::parse("5-1").is_err());
+        assert!(SeedRange::parse("x").is_err());
+    }
+}

@@ -1,0 +1,493 @@
+//! The run configuration, `seedfall.json` (version 1), parsed and validated.
+//!
+//! Parsing walks a `serde_json::Value` by hand instead of deriving
+//! `Deserialize`, so every error can name the JSON path (`$.nodes[1].replicas`),
+//! say what was expected, and suggest the closest known field for a typo.
+//! A `Config` that exists is valid: later code never re-checks it.
+use crate::vtime::{parse_duration, VTime};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_VERSION: u64 = 1;
+pub const REPLICAS_MAX: u64 = 64;
+pub const NODES_MAX: usize = 64;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The config file, absolute; relative paths in it resolve against its folder.
+    pub path: PathBuf,
+    /// Names failure folders and corpora: `name` in the file, else derived from the file name.
+    pub name: String,
+    pub duration: VTime,
+    pub nodes: Vec<NodeSpec>,
+    pub limits: Limits,
+    pub determinism: Determinism,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub name: String,
+    /// `None` when the config gave no `replicas`: one instance named like the node.
+    pub replicas: Option<u32>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub source: WasmSource,
+    /// A workload node's clean exit counts towards ending the run early.
+    pub workload: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum WasmSource {
+    /// A prebuilt module, absolute path.
+    Path(PathBuf),
+    /// `go build` of `package` run in `dir` with GOOS=wasip1 GOARCH=wasm.
+    Go { dir: PathBuf, package: String, tags: Vec<String> },
+    /// `cargo build --target wasm32-wasip1` run in `dir`.
+    Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
+}
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// A node that runs this many instructions without blocking fails the run.
+    pub watchdog_instructions: u64,
+    /// Bound on scheduler steps per run; exceeding it fails the run.
+    pub steps_max: u64,
+    /// Linear memory a node instance may grow to.
+    pub memory_bytes_max: u64,
+    /// Virtual nanoseconds charged per unit of fuel (about one wasm instruction).
+    pub ns_per_instruction: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            watchdog_instructions: 2_000_000_000,
+            steps_max: 5_000_000,
+            memory_bytes_max: 512 << 20,
+            ns_per_instruction: 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Determinism {
+    /// Canonicalise NaN bit patterns so float results match across CPU
+    /// architectures (costs ~3.7x on float-heavy code; off by default).
+    pub canonicalize_nans: bool,
+}
+
+impl NodeSpec {
+    pub fn instance_count(&self) -> u32 {
+        self.replicas.unwrap_or(1)
+    }
+    pub fn instance_name(&self, replica_idx: u32) -> String {
+        assert!(replica_idx < self.instance_count());
+        match self.replicas {
+            None => self.name.clone(),
+            Some(_) => format!("{}#{}", self.name, replica_idx + 1),
+        }
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            json_path: "$".into(),
+            message: format!("cannot read the config: {e}"),
+        })?;
+        Config::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let path = absolute(path);
+        let value: Value = serde_json::from_str(text).map_err(|e| ConfigError {
+            file: path.clone(),
+            json_path: "$".into(),
+            message: format!("not valid JSON: {e}"),
+        })?;
+        let mut parser = Parser { file: path.clone() };
+        parser.config(&value)
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.path.parent().expect("a config file has a parent folder")
+    }
+
+    /// Every node instance in a fixed order: node order, then replica order.
+    pub fn instances(&self) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for (node_idx, node) in self.nodes.iter().enumerate() {
+            for r in 0..node.instance_count() {
+                out.push((node_idx, node.instance_name(r)));
+            }
+        }
+        out
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// `$` for the whole document, `$.nodes[0].name` for a field.
+    pub json_path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.file.display(), self.json_path, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+struct Parser {
+    file: PathBuf,
+}
+
+type Parsed<T> = Result<T, ConfigError>;
+
+const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism"];
+const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload"];
+const GO_FIELDS: &[&str] = &["dir", "package", "tags"];
+const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
+const LIMIT_FIELDS: &[&str] =
+    &["watchdog_instructions", "steps_max", "memory_mb", "ns_per_instruction"];
+const DETERMINISM_FIELDS: &[&str] = &["canonicalize_nans"];
+
+impl Parser {
+    fn err(&self, json_path: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError { file: self.file.clone(), json_path: json_path.to_string(), message: message.into() }
+    }
+
+    fn object<'v>(&self, v: &'v Value, path: &str, known: &[&str]) -> Parsed<&'v Map<String, Value>> {
+        let map = v.as_object().ok_or_else(|| self.err(path, format!("expected an object, found {}", kind(v))))?;
+        for key in map.keys() {
+            if !known.contains(&key.as_str()) {
+                let hint = match did_you_mean(key, known) {
+                    Some(s) => format!(" (did you mean \"{s}\"?)"),
+                    None => format!(" (known fields: {})", known.join(", ")),
+                };
+                return Err(self.err(&format!("{path}.{key}"), format!("unknown field \"{key}\"{hint}")));
+            }
+        }
+        Ok(map)
+    }
+
+    fn string(&self, v: &Value, path: &str) -> Parsed<String> {
+        v.as_str().map(str::to_string).ok_or_else(|| self.err(path, format!("expected a string, found {}", kind(v))))
+    }
+
+    fn uint(&self, v: &Value, path: &str, min: u64, max: u64) -> Parsed<u64> {
+        match v.as_u64() {
+            Some(n) if n >= min && n <= max => Ok(n),
+            _ => Err(self.err(path, format!("expected an integer from {min} to {max}, found {}", show(v)))),
+        }
+    }
+
+    fn bool(&self, v: &Value, path: &str) -> Parsed<bool> {
+        v.as_bool().ok_or_else(|| self.err(path, format!("expected true or false, found {}", kind(v))))
+    }
+
+    fn strings(&self, v: &Value, path: &str) -> Parsed<Vec<String>> {
+        let items = v.as_array().ok_or_else(|| self.err(path, format!("expected an array of strings, found {}", kind(v))))?;
+        items.iter().enumerate().map(|(i, item)| self.string(item, &format!("{path}[{i}]"))).collect()
+    }
+
+    fn rel_path(&self, v: &Value, path: &str) -> Parsed<PathBuf> {
+        let text = self.string(v, path)?;
+        if text.is_empty() {
+            return Err(self.err(path, "expected a path, found an empty string"));
+        }
+        let dir = self.file.parent().expect("config file has a folder");
+        Ok(dir.join(text))
+    }
+
+    fn config(&mut self, v: &Value) -> Parsed<Config> {
+        let map = self.object(v, "$", TOP_FIELDS)?;
+        if let Some(version) = map.get("version") {
+            let n = self.uint(version, "$.version", 0, u64::MAX)?;
+            if n != CONFIG_VERSION {
+                return Err(self.err("$.version", format!("this seedfall reads config version {CONFIG_VERSION}, found {n}")));
+            }
+        }
+        let name = match map.get("name") {
+            Some(v) => {
+                let name = self.string(v, "$.name")?;
+                if !valid_name(&name) {
+                    return Err(self.err("$.name", format!("expected letters, digits, '-' or '_', found \"{name}\"")));
+                }
+                name
+            }
+            None => default_name(&self.file),
+        };
+        let duration = match map.get("duration") {
+            None => return Err(self.err("$", "missing field \"duration\" (the virtual time a run lasts, like \"10s\")")),
+            Some(v) => {
+                let text = self.string(v, "$.duration")?;
+                match parse_duration(&text) {
+                    Some(d) if d > VTime::ZERO => d,
+                    _ => return Err(self.err("$.duration", format!("expected a positive duration like \"10s\" or \"250ms\", found \"{text}\""))),
+                }
+            }
+        };
+        let nodes_value = map.get("nodes").ok_or_else(|| self.err("$", "missing field \"nodes\" (the programs of the cluster)"))?;
+        let nodes_list = nodes_value.as_array().ok_or_else(|| self.err("$.nodes", format!("expected an array of nodes, found {}", kind(nodes_value))))?;
+        if nodes_list.is_empty() || nodes_list.len() > NODES_MAX {
+            return Err(self.err("$.nodes", format!("expected 1 to {NODES_MAX} nodes, found {}", nodes_list.len())));
+        }
+        let mut nodes: Vec<NodeSpec> = Vec::new();
+        for (i, node) in nodes_list.iter().enumerate() {
+            let path = format!("$.nodes[{i}]");
+            let spec = self.node(node, &path)?;
+            if nodes.iter().any(|n| n.name == spec.name) {
+                return Err(self.err(&format!("{path}.name"), format!("node name \"{}\" is used twice", spec.name)));
+            }
+            nodes.push(spec);
+        }
+        let limits = match map.get("limits") {
+            Some(v) => self.limits(v)?,
+            None => Limits::default(),
+        };
+        let determinism = match map.get("determinism") {
+            Some(v) => {
+                let m = self.object(v, "$.determinism", DETERMINISM_FIELDS)?;
+                let canonicalize_nans = match m.get("canonicalize_nans") {
+                    Some(b) => self.bool(b, "$.determinism.canonicalize_nans")?,
+                    None => false,
+                };
+                Determinism { canonicalize_nans }
+            }
+            None => Determinism::default(),
+        };
+        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism })
+    }
+
+    fn node(&self, v: &Value, path: &str) -> Parsed<NodeSpec> {
+        let map = self.object(v, path, NODE_FIELDS)?;
+        let name = match map.get("name") {
+            Some(n) => self.string(n, &format!("{path}.name"))?,
+            None => return Err(self.err(path, "missing field \"name\"")),
+        };
+        if !valid_name(&name) {
+            return Err(self.err(&format!("{path}.name"), format!("expected letters, digits, '-' or '_', found \"{name}\"")));
+        }
+        let replicas = match map.get("replicas") {
+            Some(r) => Some(self.uint(r, &format!("{path}.replicas"), 1, REPLICAS_MAX)? as u32),
+            None => None,
+        };
+        let args = match map.get("args") {
+            Some(a) => self.strings(a, &format!("{path}.args"))?,
+            None => Vec::new(),
+        };
+        let mut env = BTreeMap::new();
+        if let Some(e) = map.get("env") {
+            let epath = format!("{path}.env");
+            let m = e.as_object().ok_or_else(|| self.err(&epath, format!("expected an object of strings, found {}", kind(e))))?;
+            for (k, val) in m {
+                if k.is_empty() || k.contains('=') {
+                    return Err(self.err(&format!("{epath}.{k}"), "an environment variable name cannot be empty or contain '='"));
+                }
+                env.insert(k.clone(), self.string(val, &format!("{epath}.{k}"))?);
+            }
+        }
+        let workload = match map.get("workload") {
+            Some(b) => self.bool(b, &format!("{path}.workload"))?,
+            None => true,
+        };
+        let source = self.source(map, path)?;
+        Ok(NodeSpec { name, replicas, args, env, source, workload })
+    }
+
+    fn source(&self, map: &Map<String, Value>, path: &str) -> Parsed<WasmSource> {
+        let given: Vec<&str> = ["wasm", "go", "cargo"].into_iter().filter(|k| map.contains_key(*k)).collect();
+        if given.len() != 1 {
+            let found = if given.is_empty() { "none".to_string() } else { given.join(" and ") };
+            return Err(self.err(path, format!("expected exactly one of \"wasm\" (a .wasm path), \"go\" or \"cargo\" (a build recipe), found {found}")));
+        }
+        match given[0] {
+            "wasm" => Ok(WasmSource::Path(self.rel_path(&map["wasm"], &format!("{path}.wasm"))?)),
+            "go" => {
+                let gpath = format!("{path}.go");
+                let m = self.object(&map["go"], &gpath, GO_FIELDS)?;
+                let dir = match m.get("dir") {
+                    Some(d) => self.rel_path(d, &format!("{gpath}.dir"))?,
+                    None => return Err(self.err(&gpath, "missing field \"dir\" (the folder `go build` runs in)")),
+                };
+                let package = match m.get("package") {
+                    Some(p) => self.string(p, &format!("{gpath}.package"))?,
+                    None => ".".into(),
+                };
+                let tags = match m.get("tags") {
+                    Some(t) => self.strings(t, &format!("{gpath}.tags"))?,
+                    None => Vec::new(),
+                };
+                Ok(WasmSource::Go { dir, package, tags })
+            }
+            _ => {
+                let cpath = format!("{path}.cargo");
+                let m = self.object(&map["cargo"], &cpath, CARGO_FIELDS)?;
+                let dir = match m.get("dir") {
+                    Some(d) => self.rel_path(d, &format!("{cpath}.dir"))?,
+                    None => return Err(self.err(&cpath, "missing field \"dir\" (the folder `cargo build` runs in)")),
+                };
+                let opt = |k: &str| -> Parsed<Option<String>> {
+                    m.get(k).map(|v| self.string(v, &format!("{cpath}.{k}"))).transpose()
+                };
+                let profile = opt("profile")?.unwrap_or_else(|| "release".into());
+                Ok(WasmSource::Cargo { dir, package: opt("package")?, bin: opt("bin")?, profile })
+            }
+        }
+    }
+
+    fn limits(&self, v: &Value) -> Parsed<Limits> {
+        let m = self.object(v, "$.limits", LIMIT_FIELDS)?;
+        let mut limits = Limits::default();
+        if let Some(x) = m.get("watchdog_instructions") {
+            limits.watchdog_instructions = self.uint(x, "$.limits.watchdog_instructions", 10_000, 1 << 50)?;
+        }
+        if let Some(x) = m.get("steps_max") {
+            limits.steps_max = self.uint(x, "$.limits.steps_max", 1, 1 << 40)?;
+        }
+        if let Some(x) = m.get("memory_mb") {
+            limits.memory_bytes_max = self.uint(x, "$.limits.memory_mb", 1, 4096)? << 20;
+        }
+        if let Some(x) = m.get("ns_per_instruction") {
+            limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", 0, 1_000_000)?;
+        }
+        Ok(limits)
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// `seedfall.json` takes its folder's name; `seedfall.fixed.json` becomes
+/// `<folder>-fixed`; any other file its stem.
+fn default_name(file: &Path) -> String {
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("config");
+    let folder = file.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str()).unwrap_or("config");
+    let raw = if stem == "seedfall" {
+        folder.to_string()
+    } else if let Some(rest) = stem.strip_prefix("seedfall.") {
+        format!("{folder}-{rest}")
+    } else {
+        stem.to_string()
+    };
+    let cleaned: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    if cleaned.is_empty() { "config".into() } else { cleaned }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.to_string(),
+        other => kind(other).to_string(),
+    }
+}
+
+/// The known name closest to `typo`, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(typo: &str, known: &[&'a str]) -> Option<&'a str> {
+    let typo_lower = typo.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&typo_lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("/p/demo/seedfall.json"), text)
+    }
+
+    fn err(text: &str) -> String {
+        let e = parse(text).unwrap_err();
+        format!("{}: {}", e.json_path, e.message)
+    }
+
+    const OK: &str = r#"{"duration": "2s", "nodes": [{"name": "server", "wasm": "s.wasm"}, {"name": "client", "replicas": 3, "go": {"dir": "client"}}]}"#;
+
+    #[test]
+    fn parses_a_small_config() {
+        let c = parse(OK).unwrap();
+        assert_eq!(c.name, "demo");
+        assert_eq!(c.duration, VTime(2_000_000_000));
+        let names: Vec<String> = c.instances().into_iter().map(|(_, n)| n).collect();
+        assert_eq!(names, ["server", "client#1", "client#2", "client#3"]);
+        assert_eq!(c.nodes[0].source, WasmSource::Path("/p/demo/s.wasm".into()));
+        assert!(matches!(&c.nodes[1].source, WasmSource::Go { dir, package, .. } if dir == Path::new("/p/demo/client") && package == "."));
+    }
+
+    #[test]
+    fn errors_name_path_and_expectation() {
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a.wasm", "replica": 2}]}"#),
+            "$.nodes[0].replica: unknown field \"replica\" (did you mean \"replicas\"?)"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a.wasm", "replicas": 0}]}"#),
+            "$.nodes[0].replicas: expected an integer from 1 to 64, found 0"
+        );
+        assert_eq!(err(r#"{"duraton": "2s"}"#), "$.duraton: unknown field \"duraton\" (did you mean \"duration\"?)");
+        assert_eq!(
+            err(r#"{"duration": "soon", "nodes": []}"#),
+            "$.duration: expected a positive duration like \"10s\" or \"250ms\", found \"soon\""
+        );
+        assert!(err(r#"{"duration": "1s", "nodes": [{"name": "a"}]}"#).starts_with("$.nodes[0]: expected exactly one of"));
+        assert_eq!(
+            err(r#"{"duration": "1s", "nodes": [{"name": "a", "wasm": "x"}, {"name": "a", "wasm": "y"}]}"#),
+            "$.nodes[1].name: node name \"a\" is used twice"
+        );
+        assert!(err("{").starts_with("$: not valid JSON"));
+        assert_eq!(err(r#"{"version": 2}"#), "$.version: this seedfall reads config version 1, found 2");
+    }
+
+    #[test]
+    fn default_names() {
+        assert_eq!(default_name(Path::new("/x/kvlog/seedfall.json")), "kvlog");
+        assert_eq!(default_name(Path::new("/x/kvlog/seedfall.fixed.json")), "kvlog-fixed");
+        assert_eq!(default_name(Path::new("/x/kvlog/other.json")), "other");
+    }
+}

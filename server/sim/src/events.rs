@@ -1,0 +1,74 @@
+//! The event queue: what will happen at a later virtual time.
+//!
+//! Ordered by (virtual time, sequence number), so events due at the same
+//! instant fire in the order they were scheduled: never by heap accident.
+use crate::vtime::VTime;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Bound on pending events per run; a guest that schedules more is stuck in a
+/// timer storm and the run fails rather than eat the machine's memory.
+pub const EVENTS_PENDING_MAX: usize = 1_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Event {
+    /// Wake node `node_idx` if it is still in the wait numbered `wait_id`.
+    Wake { node_idx: usize, wait_id: u64 },
+}
+
+#[derive(Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Reverse<(VTime, u64, Event)>>,
+    seq_next: u64,
+}
+
+impl EventQueue {
+    pub fn push(&mut self, at: VTime, event: Event) -> Result<(), QueueFull> {
+        if self.heap.len() >= EVENTS_PENDING_MAX {
+            return Err(QueueFull);
+        }
+        self.heap.push(Reverse((at, self.seq_next, event)));
+        self.seq_next += 1;
+        Ok(())
+    }
+
+    pub fn next_time(&self) -> Option<VTime> {
+        self.heap.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// The next event due at or before `now`.
+    pub fn pop_due(&mut self, now: VTime) -> Option<Event> {
+        match self.heap.peek() {
+            Some(Reverse((t, _, _))) if *t <= now => self.heap.pop().map(|Reverse((_, _, e))| e),
+            _ => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[derive(Debug)]
+pub struct QueueFull;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_time_fires_in_schedule_order() {
+        let mut q = EventQueue::default();
+        q.push(VTime(5), Event::Wake { node_idx: 2, wait_id: 0 }).unwrap();
+        q.push(VTime(5), Event::Wake { node_idx: 1, wait_id: 0 }).unwrap();
+        q.push(VTime(3), Event::Wake { node_idx: 9, wait_id: 0 }).unwrap();
+        assert_eq!(q.pop_due(VTime(2)), None);
+        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 9, wait_id: 0 }));
+        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 2, wait_id: 0 }));
+        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 1, wait_id: 0 }));
+        assert!(q.is_empty());
+    }
+}

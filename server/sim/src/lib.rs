@@ -1,0 +1,38 @@
+//! seedfall-sim: ONE deterministic run of a wasip1 cluster.
+//!
+//! A run is a pure function: `run(program, schedule, options) -> Outcome`.
+//! The program is the parsed config plus the compiled guest modules; the
+//! schedule names the seed (and, in later sections, faults and branches).
+//!
+//! Architecture invariants (tested in `tests/` and by the tidy test):
+//! - no threads, no wall clock reaches a guest, no OS randomness, no host
+//!   filesystem or sockets: the only inputs are the program and the schedule;
+//! - all randomness comes from the named ChaCha streams in [`streams`];
+//! - no `HashMap` iteration order leaks into behaviour (ordered maps only);
+//! - every queue, buffer and loop has a named bound.
+//!
+//! Wall-clock readings exist only in [`outcome::Stats`] (how long the run
+//! took on this machine) and never feed back into the simulation.
+
+pub mod config;
+pub mod disk;
+pub mod engine;
+pub mod events;
+pub mod failure;
+pub mod node;
+pub mod outcome;
+pub mod program;
+pub mod run;
+pub mod scheduler;
+pub mod streams;
+pub mod trace;
+pub mod vtime;
+pub mod wasi;
+pub mod world;
+
+pub use config::{Config, ConfigError};
+pub use engine::{Engine, EngineOptions};
+pub use outcome::{Outcome, Stats, Verdict};
+pub use program::Program;
+pub use run::{run, RunOptions, Schedule};
+pub use vtime::VTime;

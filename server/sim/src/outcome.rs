@@ -1,0 +1,52 @@
+//! What a run returns: the verdict, the failure if any, the trace and stats.
+use crate::failure::Failure;
+use crate::trace::TraceEvent;
+use crate::vtime::VTime;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+/// Why the run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The configured virtual duration passed.
+    Duration,
+    /// Every workload node exited 0.
+    WorkloadDone,
+    /// Nothing could ever happen again (all nodes blocked with no timers).
+    Idle,
+    Failure,
+}
+
+/// Costs of a run on this machine. Wall-clock figures are observations of
+/// the host, never inputs to the simulation.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub steps: u64,
+    pub virtual_ns: u64,
+    pub real_ns: u64,
+    pub instantiate_ns: u64,
+    /// Real time inside host calls (only measured with `RunOptions::profile`).
+    pub host_ns: u64,
+    pub host_calls: u64,
+    pub fuel: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub seed: u64,
+    pub verdict: Verdict,
+    pub end: EndReason,
+    pub failure: Option<Failure>,
+    pub end_time: VTime,
+    pub trace: Vec<TraceEvent>,
+    pub trace_events_dropped: u64,
+    pub trace_hash: u64,
+    pub stats: Stats,
+}

@@ -1,0 +1,42 @@
+//! A program: the validated config plus each node's compiled module, linked
+//! against the host once (`InstancePre`) so that every run only instantiates.
+//!
+//! A `Program` is immutable and shared by all worker threads of a sweep.
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::node::NodeCtx;
+use crate::wasi::link;
+use wasmtime::{InstancePre, Module};
+
+pub struct Program {
+    pub config: Config,
+    pub(crate) engine: Engine,
+    pub(crate) nodes: Vec<ProgramNode>,
+}
+
+pub(crate) struct ProgramNode {
+    pub pre: InstancePre<NodeCtx>,
+}
+
+impl Program {
+    /// `modules[i]` is the compiled guest of `config.nodes[i]`.
+    pub fn new(engine: &Engine, config: Config, modules: Vec<Module>) -> Result<Program, String> {
+        assert_eq!(modules.len(), config.nodes.len(), "one module per node");
+        let (base, names) = link::linker(&engine.inner).map_err(|e| format!("cannot build the host: {e:#}"))?;
+        let mut nodes = Vec::with_capacity(modules.len());
+        for (spec, module) in config.nodes.iter().zip(&modules) {
+            if module.get_export("_start").is_none() {
+                return Err(format!("node \"{}\": the module has no `_start` export (is it a wasip1 command, not a library?)", spec.name));
+            }
+            let mut linker = base.clone();
+            link::stub_unknown_imports(&mut linker, &names, module).map_err(|e| format!("node \"{}\": {e:#}", spec.name))?;
+            let pre = linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?;
+            nodes.push(ProgramNode { pre });
+        }
+        Ok(Program { config, engine: engine.clone(), nodes })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}

@@ -1,0 +1,198 @@
+//! The scheduler: drives every node instance's fiber on one thread.
+//!
+//! Each node instance is a `call_async` future of its `_start`. A step picks
+//! one runnable node (the `sched` stream decides among several) and polls its
+//! future once: the guest runs until it blocks in a host call (poll_oneoff,
+//! sched_yield), or its fuel quantum ends (a deterministic preemption point).
+//! When nothing is runnable, the clock jumps to the next event.
+use crate::failure::{self, Failure, FailureKind};
+use crate::node::{NodeCtx, NodeLocal};
+use crate::outcome::EndReason;
+use crate::streams::Stream;
+use crate::trace::EventKind;
+use crate::vtime::VTime;
+use crate::wasi::proc::ProcExit;
+use crate::world::{Status, World};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use wasmtime::{InstancePre, Store, Trap};
+
+/// Instructions a node runs before the scheduler may switch to another node.
+pub const FUEL_QUANTUM: u64 = 100_000;
+
+type NodeFuture = Pin<Box<dyn Future<Output = wasmtime::Result<()>> + Send>>;
+
+pub struct Scheduler {
+    world: Arc<Mutex<World>>,
+    futures: Vec<Option<NodeFuture>>,
+    pub instantiate_ns: Arc<Mutex<u64>>,
+}
+
+impl Scheduler {
+    pub fn new(world: Arc<Mutex<World>>) -> Scheduler {
+        Scheduler { world, futures: Vec::new(), instantiate_ns: Arc::default() }
+    }
+
+    /// Adds a node instance; it becomes runnable at the current time.
+    pub fn start(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, local: NodeLocal) {
+        let idx = local.idx;
+        assert_eq!(idx, self.futures.len(), "nodes start in index order");
+        let budget = self.world.lock().unwrap().limits.watchdog_instructions;
+        let mut store = Store::new(engine, NodeCtx { world: self.world.clone(), local });
+        store.limiter(|ctx| &mut ctx.local);
+        store.set_fuel(budget).expect("fuel is on");
+        store.fuel_async_yield_interval(Some(FUEL_QUANTUM)).expect("fuel is on");
+        let pre = pre.clone();
+        let instantiate_ns = self.instantiate_ns.clone();
+        self.futures.push(Some(Box::pin(async move {
+            let started = std::time::Instant::now();
+            let instance = pre.instantiate_async(&mut store).await?;
+            *instantiate_ns.lock().unwrap() += started.elapsed().as_nanos() as u64;
+            let memory = instance.get_memory(&mut store, "memory");
+            store.data_mut().local.memory = memory;
+            let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
+            let result = start.call_async(&mut store, ()).await;
+            flush_output(store.data_mut());
+            result
+        })));
+        let mut w = self.world.lock().unwrap();
+        w.record(Some(idx), EventKind::Start);
+    }
+
+    /// Runs steps until the run ends.
+    pub fn drive(&mut self, duration: VTime) -> (EndReason, Option<Failure>) {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut runnable: Vec<usize> = Vec::with_capacity(self.futures.len());
+        loop {
+            let pick = {
+                let mut w = self.world.lock().unwrap();
+                if let Some(end) = check_end(&mut w, duration) {
+                    return end;
+                }
+                let now = w.now;
+                while let Some(ev) = w.events.pop_due(now) {
+                    match ev {
+                        crate::events::Event::Wake { node_idx, wait_id } => w.wake(node_idx, wait_id),
+                    }
+                }
+                runnable.clear();
+                runnable.extend(w.nodes.iter().enumerate().filter(|(_, n)| n.status == Status::Runnable).map(|(i, _)| i));
+                if runnable.is_empty() {
+                    match w.events.next_time() {
+                        None => return (EndReason::Idle, None),
+                        Some(t) if t >= duration => {
+                            w.now = w.now.max(duration);
+                            return (EndReason::Duration, None);
+                        }
+                        Some(t) => {
+                            w.now = w.now.max(t);
+                            continue;
+                        }
+                    }
+                }
+                let pick = if runnable.len() == 1 { runnable[0] } else { runnable[w.streams.below(Stream::Sched, runnable.len() as u64) as usize] };
+                w.step += 1;
+                let now = w.now;
+                w.trace.step(pick, now);
+                pick
+            };
+            let fut = self.futures[pick].as_mut().expect("a runnable node has a future");
+            let polled = fut.as_mut().poll(&mut cx);
+            let mut w = self.world.lock().unwrap();
+            match polled {
+                Poll::Pending => {
+                    if w.nodes[pick].status == Status::Runnable {
+                        // No blocking call: the fuel quantum ran out.
+                        w.charge_quantum(pick, FUEL_QUANTUM);
+                    }
+                }
+                Poll::Ready(result) => {
+                    self.futures[pick] = None;
+                    if let Some(f) = finish(&mut w, pick, result) {
+                        return (EndReason::Failure, Some(f));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn check_end(w: &mut World, duration: VTime) -> Option<(EndReason, Option<Failure>)> {
+    if let Some(message) = w.fault.take() {
+        return Some((EndReason::Failure, Some(limit_failure(w, message))));
+    }
+    if w.step >= w.limits.steps_max {
+        let message = format!("the run exceeded {} scheduler steps (limits.steps_max)", w.limits.steps_max);
+        return Some((EndReason::Failure, Some(limit_failure(w, message))));
+    }
+    let workload: Vec<&crate::world::NodeState> = w.nodes.iter().filter(|n| n.workload).collect();
+    if !workload.is_empty() && workload.iter().all(|n| n.status == Status::Exited(0)) {
+        return Some((EndReason::WorkloadDone, None));
+    }
+    if w.now >= duration {
+        w.now = duration.max(w.now);
+        return Some((EndReason::Duration, None));
+    }
+    None
+}
+
+fn limit_failure(w: &mut World, message: String) -> Failure {
+    w.record(None, EventKind::Failure { message: message.clone() });
+    Failure { kind: FailureKind::Limit, node: "(world)".into(), message, location: None, time_ns: w.now.nanos(), step: w.step }
+}
+
+fn flush_output(ctx: &mut NodeCtx) {
+    let NodeCtx { world, local } = ctx;
+    let mut w = world.lock().unwrap();
+    let idx = local.idx;
+    local.stdout.flush(|l| w.output(idx, crate::trace::Stdio::Stdout, l));
+    local.stderr.flush(|l| w.output(idx, crate::trace::Stdio::Stderr, l));
+}
+
+/// Records how a node's `_start` ended; returns the failure it means, if any.
+fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Failure> {
+    let err = match result {
+        Ok(()) => {
+            return exited(w, idx, 0);
+        }
+        Err(e) => e,
+    };
+    if let Some(ProcExit(code)) = err.downcast_ref::<ProcExit>() {
+        return exited(w, idx, *code);
+    }
+    let stderr: Vec<String> = w.nodes[idx].stderr_tail.iter().cloned().collect();
+    let (kind, message, location) = match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => {
+            let n = w.limits.watchdog_instructions;
+            (FailureKind::Watchdog, format!("node {} ran {n} instructions without blocking", w.nodes[idx].name), None)
+        }
+        Some(trap) => match failure::rust_panic(&stderr) {
+            Some((m, loc)) if *trap == Trap::UnreachableCodeReached => (FailureKind::Panic, m, loc),
+            _ => (FailureKind::Trap, format!("wasm trap: {trap}"), None),
+        },
+        None => (FailureKind::Trap, format!("{err:#}"), None),
+    };
+    w.record(Some(idx), EventKind::Trap { message: message.clone() });
+    fail(w, idx, kind, message, location)
+}
+
+fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
+    w.record(Some(idx), EventKind::Exit { code });
+    if code == 0 {
+        w.nodes[idx].status = Status::Exited(0);
+        return None;
+    }
+    let stderr: Vec<String> = w.nodes[idx].stderr_tail.iter().cloned().collect();
+    match failure::go_panic(&stderr).or_else(|| failure::rust_panic(&stderr)) {
+        Some((message, location)) => fail(w, idx, FailureKind::Panic, message, location),
+        None => fail(w, idx, FailureKind::Exit, format!("exited with code {code}"), None),
+    }
+}
+
+fn fail(w: &mut World, idx: usize, kind: FailureKind, message: String, location: Option<String>) -> Option<Failure> {
+    w.nodes[idx].status = Status::Failed;
+    w.record(Some(idx), EventKind::Failure { message: message.clone() });
+    Some(Failure { kind, node: w.nodes[idx].name.clone(), message, location, time_ns: w.now.nanos(), step: w.step })
+}

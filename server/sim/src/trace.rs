@@ -1,0 +1,120 @@
+//! The trace of a run: what every node did, in order, with a hash.
+//!
+//! The hash covers every scheduler step (which node ran, at what virtual
+//! time) and every recorded event, so two runs with equal hashes made the same
+//! decisions. Events are kept up to `EVENTS_MAX`; past that they are still
+//! hashed, and counted as dropped, so a chatty guest cannot exhaust memory.
+use crate::vtime::VTime;
+use serde::Serialize;
+
+pub const EVENTS_MAX: usize = 200_000;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TraceEvent {
+    pub step: u64,
+    pub time_ns: u64,
+    /// The node instance, `None` for events of the world itself.
+    pub node: Option<String>,
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EventKind {
+    Start,
+    Output { stream: Stdio, text: String },
+    Exit { code: i32 },
+    Trap { message: String },
+    /// The first use of a host call this run does not implement.
+    Unsupported { call: String },
+    Failure { message: String },
+    End { reason: String },
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Stdio {
+    Stdout,
+    Stderr,
+}
+
+/// FNV-1a, 64 bit: stable across platforms and Rust versions (unlike
+/// `DefaultHasher`), which a hash meant to compare processes needs.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceHash(u64);
+
+impl TraceHash {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+    pub fn new() -> TraceHash {
+        TraceHash(Self::OFFSET)
+    }
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(Self::PRIME);
+        }
+    }
+    pub fn write_u64(&mut self, x: u64) {
+        self.write(&x.to_le_bytes());
+    }
+    pub fn value(self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for TraceHash {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub events: Vec<TraceEvent>,
+    pub events_dropped: u64,
+    hash: TraceHash,
+}
+
+impl Trace {
+    pub fn step(&mut self, node_idx: usize, time: VTime) {
+        self.hash.write(b"S");
+        self.hash.write_u64(node_idx as u64);
+        self.hash.write_u64(time.nanos());
+    }
+
+    pub fn record(&mut self, step: u64, time: VTime, node: Option<&str>, kind: EventKind) {
+        self.hash.write(b"E");
+        self.hash.write_u64(step);
+        self.hash.write_u64(time.nanos());
+        self.hash.write(node.unwrap_or("").as_bytes());
+        // The serialised event is a canonical encoding: field order is fixed.
+        let encoded = serde_json::to_vec(&kind).expect("trace events serialise");
+        self.hash.write(&encoded);
+        if self.events.len() < EVENTS_MAX {
+            self.events.push(TraceEvent { step, time_ns: time.nanos(), node: node.map(str::to_string), kind });
+        } else {
+            self.events_dropped += 1;
+        }
+    }
+
+    pub fn hash(&self) -> u64 {
+        self.hash.value()
+    }
+}
+
+/// A `std::hash::Hasher` over [`TraceHash`], for hashing values whose `Hash`
+/// is all we have (stable within one build of seedfall).
+#[derive(Default)]
+pub struct StableHasher(TraceHash);
+
+impl std::hash::Hasher for StableHasher {
+    fn finish(&self) -> u64 {
+        self.0.value()
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes)
+    }
+}

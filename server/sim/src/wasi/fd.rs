@@ -1,0 +1,336 @@
+//! fd_*: descriptors over stdio and the simulated disk.
+//!
+//! Stdout and stderr are captured per node instance, line by line, into the
+//! trace (stamped with virtual time). Stdin is empty: reads return end of
+//! file. Regular files never return EAGAIN, even in non-blocking mode.
+use super::errno::{self, Errno};
+use super::fdtable::{Fd, OpenFile};
+use super::layout::*;
+use super::{mem, Cx};
+use crate::disk::Kind;
+use crate::trace::Stdio;
+
+fn ok(r: Result<(), Errno>) -> Errno {
+    r.err().unwrap_or(errno::SUCCESS)
+}
+
+pub fn fd_write(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> Errno {
+    ok((|| {
+        let data = mem::gather(cx.mem, iovs, iovs_len)?;
+        let n = write_bytes(cx, fd, &data, None)?;
+        mem::write_u32(cx.mem, nwritten, n as u32)
+    })())
+}
+
+pub fn fd_pwrite(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, offset: u64, nwritten: u32) -> Errno {
+    ok((|| {
+        let data = mem::gather(cx.mem, iovs, iovs_len)?;
+        if !matches!(cx.node.fds.get(fd)?, Fd::File(_)) {
+            return Err(errno::SPIPE);
+        }
+        let n = write_bytes(cx, fd, &data, Some(offset))?;
+        mem::write_u32(cx.mem, nwritten, n as u32)
+    })())
+}
+
+fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result<usize, Errno> {
+    let idx = cx.node.idx;
+    match cx.node.fds.get_mut(fd)? {
+        Fd::Stdout => {
+            cx.node.stdout.push(data, |line| cx.world.output(idx, Stdio::Stdout, line));
+            Ok(data.len())
+        }
+        Fd::Stderr => {
+            cx.node.stderr.push(data, |line| cx.world.output(idx, Stdio::Stderr, line));
+            Ok(data.len())
+        }
+        Fd::Stdin | Fd::Dir(_) => Err(errno::BADF),
+        Fd::File(f) => {
+            if !f.writable {
+                return Err(errno::BADF);
+            }
+            let now = cx.world.now;
+            let disk = &mut cx.world.disks[idx];
+            let offset = match at {
+                Some(o) => o,
+                None if f.flags & FDFLAGS_APPEND != 0 => disk.inode(f.ino)?.size(),
+                None => f.offset,
+            };
+            let n = disk.write_at(f.ino, offset, data, now)?;
+            if at.is_none() {
+                f.offset = offset + n as u64;
+            }
+            Ok(n)
+        }
+    }
+}
+
+pub fn fd_read(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nread: u32) -> Errno {
+    ok((|| {
+        let n = read_into(cx, fd, iovs, iovs_len, None)?;
+        mem::write_u32(cx.mem, nread, n as u32)
+    })())
+}
+
+pub fn fd_pread(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, offset: u64, nread: u32) -> Errno {
+    ok((|| {
+        if !matches!(cx.node.fds.get(fd)?, Fd::File(_)) {
+            return Err(errno::SPIPE);
+        }
+        let n = read_into(cx, fd, iovs, iovs_len, Some(offset))?;
+        mem::write_u32(cx.mem, nread, n as u32)
+    })())
+}
+
+fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>) -> Result<usize, Errno> {
+    let idx = cx.node.idx;
+    match cx.node.fds.get_mut(fd)? {
+        Fd::Stdin => Ok(0),
+        Fd::Stdout | Fd::Stderr => Err(errno::BADF),
+        Fd::Dir(_) => Err(errno::ISDIR),
+        Fd::File(f) => {
+            if !f.readable {
+                return Err(errno::BADF);
+            }
+            let mut buf = vec![0u8; mem::capacity(cx.mem, iovs, iovs_len)?];
+            let offset = at.unwrap_or(f.offset);
+            let n = cx.world.disks[idx].read_at(f.ino, offset, &mut buf)?;
+            let placed = mem::scatter(cx.mem, iovs, iovs_len, &buf[..n])?;
+            debug_assert_eq!(placed, n);
+            if at.is_none() {
+                f.offset = offset + n as u64;
+            }
+            Ok(n)
+        }
+    }
+}
+
+pub fn fd_seek(cx: &mut Cx<'_>, fd: u32, delta: i64, whence: u8, out: u32) -> Errno {
+    ok((|| {
+        let idx = cx.node.idx;
+        let Fd::File(f) = cx.node.fds.get_mut(fd)? else {
+            return Err(match cx.node.fds.get(fd)? {
+                Fd::Dir(_) => errno::ISDIR,
+                _ => errno::SPIPE,
+            });
+        };
+        let base = match whence {
+            WHENCE_SET => 0i128,
+            WHENCE_CUR => f.offset as i128,
+            WHENCE_END => cx.world.disks[idx].inode(f.ino)?.size() as i128,
+            _ => return Err(errno::INVAL),
+        };
+        let target = base + delta as i128;
+        if target < 0 || target > i64::MAX as i128 {
+            return Err(errno::INVAL);
+        }
+        f.offset = target as u64;
+        mem::write_u64(cx.mem, out, f.offset)
+    })())
+}
+
+pub fn fd_tell(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
+    fd_seek(cx, fd, 0, WHENCE_CUR, out)
+}
+
+pub fn fd_close(cx: &mut Cx<'_>, fd: u32) -> Errno {
+    ok(cx.node.fds.close(fd).map(|_| ()))
+}
+
+pub fn fd_renumber(cx: &mut Cx<'_>, from: u32, to: u32) -> Errno {
+    ok(cx.node.fds.renumber(from, to))
+}
+
+fn filetype(entry: &Fd) -> u8 {
+    match entry {
+        Fd::Stdin | Fd::Stdout | Fd::Stderr => FILETYPE_CHARACTER_DEVICE,
+        Fd::File(_) => FILETYPE_REGULAR_FILE,
+        Fd::Dir(_) => FILETYPE_DIRECTORY,
+    }
+}
+
+pub fn fd_fdstat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
+    ok((|| {
+        let entry = cx.node.fds.get(fd)?;
+        let (flags, rights) = match entry {
+            Fd::File(f) => {
+                let mut rights = RIGHTS_ALL;
+                if !f.readable {
+                    rights &= !RIGHTS_FD_READ;
+                }
+                if !f.writable {
+                    rights &= !RIGHTS_FD_WRITE;
+                }
+                (f.flags, rights)
+            }
+            Fd::Dir(d) => (d.flags, RIGHTS_ALL),
+            _ => (cx.node.stdio_flags[fd.min(2) as usize], RIGHTS_ALL),
+        };
+        let ft = filetype(entry);
+        mem::bytes_mut(cx.mem, out, FDSTAT_SIZE)?.fill(0);
+        mem::write_u8(cx.mem, out, ft)?;
+        mem::write_u16(cx.mem, out + 2, flags)?;
+        mem::write_u64(cx.mem, out + 8, rights)?;
+        mem::write_u64(cx.mem, out + 16, RIGHTS_ALL)
+    })())
+}
+
+pub fn fd_fdstat_set_flags(cx: &mut Cx<'_>, fd: u32, flags: u16) -> Errno {
+    ok((|| {
+        // Only APPEND and NONBLOCK may change after open (as on Linux).
+        let mutable = FDFLAGS_APPEND | FDFLAGS_NONBLOCK;
+        match cx.node.fds.get_mut(fd)? {
+            Fd::File(f) => f.flags = (f.flags & !mutable) | (flags & mutable),
+            Fd::Dir(d) => d.flags = (d.flags & !mutable) | (flags & mutable),
+            _ => cx.node.stdio_flags[fd.min(2) as usize] = flags & mutable,
+        }
+        Ok(())
+    })())
+}
+
+pub fn fd_fdstat_set_rights(cx: &mut Cx<'_>, fd: u32) -> Errno {
+    ok(cx.node.fds.get(fd).map(|_| ()))
+}
+
+pub fn write_filestat(cx: &mut Cx<'_>, out: u32, ino: u64, ft: u8, nlink: u64, size: u64, mtime: u64, ctime: u64) -> Result<(), Errno> {
+    mem::bytes_mut(cx.mem, out, FILESTAT_SIZE)?.fill(0);
+    mem::write_u64(cx.mem, out, 1)?; // dev
+    mem::write_u64(cx.mem, out + 8, ino)?;
+    mem::write_u8(cx.mem, out + 16, ft)?;
+    mem::write_u64(cx.mem, out + 24, nlink)?;
+    mem::write_u64(cx.mem, out + 32, size)?;
+    mem::write_u64(cx.mem, out + 40, mtime)?; // atime: we do not track reads
+    mem::write_u64(cx.mem, out + 48, mtime)?;
+    mem::write_u64(cx.mem, out + 56, ctime)
+}
+
+pub fn stat_inode(cx: &mut Cx<'_>, ino: u64, out: u32) -> Result<(), Errno> {
+    let idx = cx.node.idx;
+    let inode = cx.world.disks[idx].inode(ino)?;
+    let ft = if inode.is_dir() { FILETYPE_DIRECTORY } else { FILETYPE_REGULAR_FILE };
+    let (nlink, size) = (inode.nlink, inode.size());
+    let mtime = super::clock::REALTIME_EPOCH_NS + inode.mtime.nanos();
+    let ctime = super::clock::REALTIME_EPOCH_NS + inode.ctime.nanos();
+    write_filestat(cx, out, ino, ft, nlink, size, mtime, ctime)
+}
+
+pub fn fd_filestat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
+    ok((|| match cx.node.fds.get(fd)? {
+        Fd::File(f) => {
+            let ino = f.ino;
+            stat_inode(cx, ino, out)
+        }
+        Fd::Dir(d) => {
+            let ino = d.ino;
+            stat_inode(cx, ino, out)
+        }
+        _ => write_filestat(cx, out, 0, FILETYPE_CHARACTER_DEVICE, 1, 0, 0, 0),
+    })())
+}
+
+fn open_file(cx: &Cx<'_>, fd: u32) -> Result<OpenFile, Errno> {
+    match cx.node.fds.get(fd)? {
+        Fd::File(f) => Ok(f.clone()),
+        Fd::Dir(_) => Err(errno::ISDIR),
+        _ => Err(errno::INVAL),
+    }
+}
+
+pub fn fd_filestat_set_size(cx: &mut Cx<'_>, fd: u32, size: u64) -> Errno {
+    ok((|| {
+        let f = open_file(cx, fd)?;
+        if !f.writable {
+            return Err(errno::BADF);
+        }
+        let now = cx.world.now;
+        cx.world.disks[cx.node.idx].set_size(f.ino, size, now)
+    })())
+}
+
+pub fn fd_filestat_set_times(cx: &mut Cx<'_>, fd: u32) -> Errno {
+    ok(cx.node.fds.get(fd).map(|_| ()))
+}
+
+pub fn fd_sync(cx: &mut Cx<'_>, fd: u32) -> Errno {
+    ok((|| {
+        let ino = match cx.node.fds.get(fd)? {
+            Fd::File(f) => f.ino,
+            Fd::Dir(d) => d.ino,
+            _ => return Ok(()),
+        };
+        cx.world.disks[cx.node.idx].sync(ino)
+    })())
+}
+
+pub fn fd_advise(cx: &mut Cx<'_>, fd: u32) -> Errno {
+    ok(open_file(cx, fd).map(|_| ()))
+}
+
+pub fn fd_allocate(cx: &mut Cx<'_>, fd: u32, offset: u64, len: u64) -> Errno {
+    ok((|| {
+        let f = open_file(cx, fd)?;
+        let idx = cx.node.idx;
+        let want = offset.checked_add(len).ok_or(errno::FBIG)?;
+        let now = cx.world.now;
+        let disk = &mut cx.world.disks[idx];
+        if disk.inode(f.ino)?.size() < want {
+            disk.set_size(f.ino, want, now)?;
+        }
+        Ok(())
+    })())
+}
+
+pub fn fd_prestat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
+    ok((|| match cx.node.fds.get(fd)? {
+        Fd::Dir(d) if d.preopen.is_some() => {
+            let len = d.preopen.as_ref().unwrap().len() as u32;
+            mem::write_u32(cx.mem, out, 0)?;
+            mem::write_u32(cx.mem, out + 4, len)
+        }
+        _ => Err(errno::BADF),
+    })())
+}
+
+pub fn fd_prestat_dir_name(cx: &mut Cx<'_>, fd: u32, path: u32, len: u32) -> Errno {
+    ok((|| match cx.node.fds.get(fd)? {
+        Fd::Dir(d) if d.preopen.is_some() => {
+            let name = d.preopen.clone().unwrap();
+            if (len as usize) < name.len() {
+                return Err(errno::NAMETOOLONG);
+            }
+            mem::bytes_mut(cx.mem, path, name.len() as u32)?.copy_from_slice(name.as_bytes());
+            Ok(())
+        }
+        _ => Err(errno::BADF),
+    })())
+}
+
+/// Entries in name order; the cookie is the index of the next entry.
+pub fn fd_readdir(cx: &mut Cx<'_>, fd: u32, buf: u32, buf_len: u32, cookie: u64, used: u32) -> Errno {
+    ok((|| {
+        let ino = cx.node.fds.dir(fd).map_err(|e| if e == errno::NOTDIR { errno::NOTDIR } else { e })?;
+        let entries = cx.world.disks[cx.node.idx].list(ino)?;
+        let mut out = Vec::new();
+        for (i, (name, ino, is_dir)) in entries.iter().enumerate().skip(cookie as usize) {
+            let mut header = [0u8; DIRENT_HEADER_SIZE];
+            header[0..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
+            header[8..16].copy_from_slice(&ino.to_le_bytes());
+            header[16..20].copy_from_slice(&(name.len() as u32).to_le_bytes());
+            header[20] = if *is_dir { FILETYPE_DIRECTORY } else { FILETYPE_REGULAR_FILE };
+            out.extend_from_slice(&header);
+            out.extend_from_slice(name.as_bytes());
+            if out.len() >= buf_len as usize {
+                break;
+            }
+        }
+        // A full buffer tells the guest to call again from its last cookie.
+        let n = out.len().min(buf_len as usize);
+        mem::bytes_mut(cx.mem, buf, n as u32)?.copy_from_slice(&out[..n]);
+        mem::write_u32(cx.mem, used, n as u32)
+    })())
+}
+
+/// Used by `path_open` to decide the new descriptor's type.
+pub fn is_dir(cx: &Cx<'_>, ino: u64) -> Result<bool, Errno> {
+    Ok(matches!(cx.world.disks[cx.node.idx].inode(ino)?.kind, Kind::Dir { .. }))
+}

@@ -1,0 +1,99 @@
+//! The file descriptor table of one node instance.
+//!
+//! Descriptors are allocated lowest-free-first from 3 (like POSIX), so the
+//! numbers a guest sees are a deterministic function of its calls. The table
+//! dies with the instance; the disk it points into does not.
+use super::errno::{self, Errno};
+use crate::disk::{Ino, ROOT};
+use std::collections::BTreeMap;
+
+pub const FDS_MAX: u32 = 1024;
+/// The single preopened directory: the root of the node's disk.
+pub const PREOPEN_FD: u32 = 3;
+pub const PREOPEN_NAME: &str = "/";
+
+#[derive(Debug, Clone)]
+pub enum Fd {
+    Stdin,
+    Stdout,
+    Stderr,
+    File(OpenFile),
+    Dir(OpenDir),
+}
+
+#[derive(Debug, Clone)]
+pub struct OpenFile {
+    pub ino: Ino,
+    pub offset: u64,
+    pub readable: bool,
+    pub writable: bool,
+    pub flags: u16,
+}
+
+#[derive(Debug, Clone)]
+pub struct OpenDir {
+    pub ino: Ino,
+    /// Some for preopens: the name `fd_prestat_dir_name` reports.
+    pub preopen: Option<String>,
+    pub flags: u16,
+}
+
+#[derive(Debug)]
+pub struct FdTable {
+    fds: BTreeMap<u32, Fd>,
+}
+
+impl Default for FdTable {
+    fn default() -> Self {
+        FdTable::new()
+    }
+}
+
+impl FdTable {
+    pub fn new() -> FdTable {
+        let mut fds = BTreeMap::new();
+        fds.insert(0, Fd::Stdin);
+        fds.insert(1, Fd::Stdout);
+        fds.insert(2, Fd::Stderr);
+        fds.insert(PREOPEN_FD, Fd::Dir(OpenDir { ino: ROOT, preopen: Some(PREOPEN_NAME.into()), flags: 0 }));
+        FdTable { fds }
+    }
+
+    pub fn get(&self, fd: u32) -> Result<&Fd, Errno> {
+        self.fds.get(&fd).ok_or(errno::BADF)
+    }
+
+    pub fn get_mut(&mut self, fd: u32) -> Result<&mut Fd, Errno> {
+        self.fds.get_mut(&fd).ok_or(errno::BADF)
+    }
+
+    pub fn dir(&self, fd: u32) -> Result<Ino, Errno> {
+        match self.get(fd)? {
+            Fd::Dir(d) => Ok(d.ino),
+            _ => Err(errno::NOTDIR),
+        }
+    }
+
+    pub fn insert(&mut self, entry: Fd) -> Result<u32, Errno> {
+        let mut fd = PREOPEN_FD;
+        while self.fds.contains_key(&fd) {
+            fd += 1;
+            if fd >= FDS_MAX {
+                return Err(errno::MFILE);
+            }
+        }
+        self.fds.insert(fd, entry);
+        Ok(fd)
+    }
+
+    pub fn close(&mut self, fd: u32) -> Result<Fd, Errno> {
+        self.fds.remove(&fd).ok_or(errno::BADF)
+    }
+
+    pub fn renumber(&mut self, from: u32, to: u32) -> Result<(), Errno> {
+        self.get(to)?;
+        let entry = self.close(from)?;
+        self.fds.insert(to, entry);
+        Ok(())
+    }
+}

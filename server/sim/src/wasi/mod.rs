@@ -1,0 +1,60 @@
+//! WASI preview1, implemented by the simulator itself, deterministically.
+//!
+//! Split by concern: `args`, `clock`, `fd` (descriptors and stdio), `path`
+//! (names on the simulated disk), `poll` (the suspension point), `proc`
+//! (exit, yield, random), `sock` (placeholders until the network lands).
+//! `link` binds them all into a wasmtime `Linker` and gives every import
+//! this host does not implement a stub that returns ENOSYS and is logged once
+//! in the trace: a guest never traps because of a missing host call.
+//!
+//! Every host call goes through [`host`], which charges the compute the guest
+//! did since its last call as virtual time, and hands the call a [`Cx`]:
+//! guest memory, the node's own state and the shared world.
+pub mod args;
+pub mod clock;
+pub mod errno;
+pub mod fd;
+pub mod fdtable;
+pub mod layout;
+pub mod link;
+pub mod mem;
+pub mod path;
+pub mod poll;
+pub mod proc;
+
+use crate::node::{NodeCtx, NodeLocal};
+use crate::world::World;
+use wasmtime::Caller;
+
+/// What a host call sees: guest memory, its node's private state, the world.
+pub struct Cx<'a> {
+    pub mem: &'a mut [u8],
+    pub node: &'a mut NodeLocal,
+    pub world: &'a mut World,
+}
+
+impl Cx<'_> {
+    pub fn node_idx(&self) -> usize {
+        self.node.idx
+    }
+}
+
+/// Runs one host call: charges compute, locks the world, lends memory.
+pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) -> R) -> R {
+    let fuel_left = caller.get_fuel().expect("fuel metering is always on");
+    let memory = caller.data().local.memory;
+    let (mem, ctx): (&mut [u8], &mut NodeCtx) = match memory {
+        Some(m) => m.data_and_store_mut(&mut *caller),
+        None => (&mut [], caller.data_mut()),
+    };
+    let NodeCtx { world, local } = ctx;
+    let mut world = world.lock().expect("the world lock is never poisoned: one thread per run");
+    let started = world.profile.then(std::time::Instant::now);
+    world.charge_compute(local.idx, fuel_left);
+    world.host_calls += 1;
+    let result = call(&mut Cx { mem, node: local, world: &mut world });
+    if let Some(t) = started {
+        world.host_ns += t.elapsed().as_nanos() as u64;
+    }
+    result
+}

@@ -1,0 +1,160 @@
+//! path_*: names on the node's simulated disk, relative to a directory fd.
+//!
+//! There are no symlinks on the simulated disk: `path_symlink` and
+//! `path_link` return ENOTSUP, `path_readlink` EINVAL (not a link).
+use super::errno::{self, Errno};
+use super::fdtable::{Fd, OpenDir, OpenFile};
+use super::layout::*;
+use super::{fd, mem, Cx};
+
+fn ok(r: Result<(), Errno>) -> Errno {
+    r.err().unwrap_or(errno::SUCCESS)
+}
+
+fn path_arg(cx: &Cx<'_>, ptr: u32, len: u32) -> Result<String, Errno> {
+    const PATH_BYTES_MAX: u32 = 4096;
+    if len > PATH_BYTES_MAX {
+        return Err(errno::NAMETOOLONG);
+    }
+    let p = mem::string(cx.mem, ptr, len)?;
+    if p.contains('\0') {
+        return Err(errno::INVAL);
+    }
+    Ok(p)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn path_open(
+    cx: &mut Cx<'_>,
+    dirfd: u32,
+    path_ptr: u32,
+    path_len: u32,
+    oflags: u16,
+    rights: u64,
+    fdflags: u16,
+    fd_out: u32,
+) -> Errno {
+    ok((|| {
+        let dir = cx.node.fds.dir(dirfd)?;
+        let path = path_arg(cx, path_ptr, path_len)?;
+        let idx = cx.node.idx;
+        let now = cx.world.now;
+        let disk = &mut cx.world.disks[idx];
+        let ino = match disk.lookup(dir, &path) {
+            Ok(ino) => {
+                if oflags & OFLAGS_CREAT != 0 && oflags & OFLAGS_EXCL != 0 {
+                    return Err(errno::EXIST);
+                }
+                ino
+            }
+            Err(e) if e == errno::NOENT && oflags & OFLAGS_CREAT != 0 => {
+                let (parent, name) = disk.resolve_parent(dir, &path)?;
+                disk.create_file(parent, &name, now)?
+            }
+            Err(e) => return Err(e),
+        };
+        let is_dir = fd::is_dir(cx, ino)?;
+        if oflags & OFLAGS_DIRECTORY != 0 && !is_dir {
+            return Err(errno::NOTDIR);
+        }
+        let entry = if is_dir {
+            if oflags & OFLAGS_TRUNC != 0 || fdflags & FDFLAGS_APPEND != 0 {
+                return Err(errno::ISDIR);
+            }
+            let _ = rights;
+            Fd::Dir(OpenDir { ino, preopen: None, flags: fdflags })
+        } else {
+            let readable = rights & RIGHTS_FD_READ != 0;
+            let writable = rights & RIGHTS_FD_WRITE != 0;
+            if oflags & OFLAGS_TRUNC != 0 {
+                if !writable {
+                    return Err(errno::INVAL);
+                }
+                cx.world.disks[idx].set_size(ino, 0, now)?;
+            }
+            Fd::File(OpenFile { ino, offset: 0, readable, writable, flags: fdflags })
+        };
+        let new_fd = cx.node.fds.insert(entry)?;
+        mem::write_u32(cx.mem, fd_out, new_fd)
+    })())
+}
+
+pub fn path_create_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) -> Errno {
+    ok((|| {
+        let dir = cx.node.fds.dir(dirfd)?;
+        let path = path_arg(cx, ptr, len)?;
+        let now = cx.world.now;
+        let disk = &mut cx.world.disks[cx.node.idx];
+        let (parent, name) = disk.resolve_parent(dir, &path)?;
+        disk.mkdir(parent, &name, now).map(|_| ())
+    })())
+}
+
+pub fn path_filestat_get(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32, out: u32) -> Errno {
+    ok((|| {
+        let dir = cx.node.fds.dir(dirfd)?;
+        let path = path_arg(cx, ptr, len)?;
+        let ino = cx.world.disks[cx.node.idx].lookup(dir, &path)?;
+        fd::stat_inode(cx, ino, out)
+    })())
+}
+
+pub fn path_filestat_set_times(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) -> Errno {
+    ok((|| {
+        let dir = cx.node.fds.dir(dirfd)?;
+        let path = path_arg(cx, ptr, len)?;
+        cx.world.disks[cx.node.idx].lookup(dir, &path).map(|_| ())
+    })())
+}
+
+pub fn path_unlink_file(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) -> Errno {
+    ok((|| {
+        let dir = cx.node.fds.dir(dirfd)?;
+        let path = path_arg(cx, ptr, len)?;
+        if path.ends_with('/') {
+            return Err(errno::NOTDIR);
+        }
+        let now = cx.world.now;
+        let disk = &mut cx.world.disks[cx.node.idx];
+        let (parent, name) = disk.resolve_parent(dir, &path)?;
+        disk.unlink(parent, &name, now)
+    })())
+}
+
+pub fn path_remove_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) -> Errno {
+    ok((|| {
+        let dir = cx.node.fds.dir(dirfd)?;
+        let path = path_arg(cx, ptr, len)?;
+        let now = cx.world.now;
+        let disk = &mut cx.world.disks[cx.node.idx];
+        let (parent, name) = disk.resolve_parent(dir, &path)?;
+        let ino = disk.lookup(parent, &name)?;
+        if !disk.inode(ino)?.is_dir() {
+            return Err(errno::NOTDIR);
+        }
+        disk.rmdir(parent, &name, now)
+    })())
+}
+
+pub fn path_rename(cx: &mut Cx<'_>, from_fd: u32, from_ptr: u32, from_len: u32, to_fd: u32, to_ptr: u32, to_len: u32) -> Errno {
+    ok((|| {
+        let from_dir = cx.node.fds.dir(from_fd)?;
+        let to_dir = cx.node.fds.dir(to_fd)?;
+        let from = path_arg(cx, from_ptr, from_len)?;
+        let to = path_arg(cx, to_ptr, to_len)?;
+        let now = cx.world.now;
+        let disk = &mut cx.world.disks[cx.node.idx];
+        let (fp, fname) = disk.resolve_parent(from_dir, &from)?;
+        let (tp, tname) = disk.resolve_parent(to_dir, &to)?;
+        disk.rename(fp, &fname, tp, &tname, now)
+    })())
+}
+
+pub fn path_readlink(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) -> Errno {
+    ok((|| {
+        let dir = cx.node.fds.dir(dirfd)?;
+        let path = path_arg(cx, ptr, len)?;
+        cx.world.disks[cx.node.idx].lookup(dir, &path)?;
+        Err(errno::INVAL)
+    })())
+}

@@ -1,0 +1,3 @@
+module seedfall.dev/tests/gobasic
+
+go 1.22
