@@ -26,6 +26,9 @@ pub struct RunArgs {
     /// Measure time spent in host calls (adds a little overhead).
     #[arg(long)]
     pub profile: bool,
+    /// With -json: include every seed's trace hash (for determinism checks).
+    #[arg(long)]
+    pub hashes: bool,
 }
 
 #[derive(Serialize)]
@@ -40,6 +43,8 @@ struct RunJson<'a> {
     seeds_per_second: f64,
     virtual_seconds_per_wall_second: f64,
     failures: Vec<output::FailureJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_hashes: Option<Vec<(u64, String)>>,
     totals: &'a seedfall_search::SweepSummary,
 }
 
@@ -82,9 +87,13 @@ pub fn main(a: RunArgs) -> i32 {
     let stop = AtomicBool::new(false);
     let mut failures = Vec::new();
     let mut failed_seeds = Vec::new();
+    let mut hashes = Vec::new();
     let options = SweepOptions { seeds, jobs, profile: a.profile };
     let summary = seedfall_search::sweep(&project.program, &options, &stop, |outcome| {
         bar.inc(1);
+        if a.hashes {
+            hashes.push((outcome.seed, format!("{:016x}", outcome.trace_hash)));
+        }
         if outcome.verdict == Verdict::Fail {
             failed_seeds.push(outcome.seed);
             bar.set_message(format!("{} failed", failed_seeds.len()));
@@ -108,6 +117,7 @@ pub fn main(a: RunArgs) -> i32 {
             seeds_per_second: summary.seeds_per_second,
             virtual_seconds_per_wall_second: summary.virtual_seconds_per_wall_second,
             failures,
+            trace_hashes: a.hashes.then_some(hashes),
             totals: &summary,
         };
         println!("{}", serde_json::to_string_pretty(&doc).unwrap());

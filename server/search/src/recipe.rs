@@ -48,7 +48,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], cache: &Cache
     let version = tool_version("go", &["version"])?;
     let recipe = format!("go|{package}|{}|{version}", tags.join(","));
     let fp = fingerprint(&roots, &recipe)?;
-    let out = cache.path("wasm", &format!("{}-go-{fp}.wasm", node.name));
+    let out = cache.path("wasm", &format!("go-{fp}.wasm"));
     if out.is_file() {
         return Ok(Built { wasm: out, rebuilt: false });
     }
@@ -87,7 +87,7 @@ fn cargo(
     let version = tool_version("rustc", &["--version"])?;
     let recipe = format!("cargo|{package:?}|{bin:?}|{profile}|{version}");
     let fp = fingerprint(&roots, &recipe)?;
-    let out = cache.path("wasm", &format!("{}-cargo-{fp}.wasm", node.name));
+    let out = cache.path("wasm", &format!("cargo-{fp}.wasm"));
     if out.is_file() {
         return Ok(Built { wasm: out, rebuilt: false });
     }

@@ -170,7 +170,7 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
         }
         Some(trap) => match failure::rust_panic(&stderr) {
             Some((m, loc)) if *trap == Trap::UnreachableCodeReached => (FailureKind::Panic, m, loc),
-            _ => (FailureKind::Trap, format!("wasm trap: {trap}"), None),
+            _ => (FailureKind::Trap, format!("{trap}"), None),
         },
         None => (FailureKind::Trap, format!("{err:#}"), None),
     };

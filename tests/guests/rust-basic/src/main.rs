@@ -24,6 +24,18 @@ fn main() {
             std::process::abort();
         }
         "exit7" => std::process::exit(7),
+        "symlink" => {
+            // The simulated disk has no symlinks: the host answers ENOTSUP.
+            for _ in 0..2 {
+                let (old, new) = ("a", "b");
+                // SAFETY: pointers and lengths of live strings; fd 3 is the preopen.
+                let errno = unsafe { path_symlink(old.as_ptr(), old.len(), 3, new.as_ptr(), new.len()) };
+                match errno {
+                    0 => println!("symlink made"),
+                    e => println!("symlink failed: errno {e}"),
+                }
+            }
+        }
         other => {
             eprintln!("unknown mode {other}");
             std::process::exit(2);
@@ -65,4 +77,9 @@ fn work() -> u64 {
         println!("dir entry {:?} {} bytes", e.file_name(), e.metadata().unwrap().len());
     }
     r
+}
+
+#[link(wasm_import_module = "wasi_snapshot_preview1")]
+extern "C" {
+    fn path_symlink(old: *const u8, old_len: usize, fd: i32, new: *const u8, new_len: usize) -> i32;
 }
