@@ -27,7 +27,11 @@ impl std::fmt::Display for LoadError {
 pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
     let config = Config::load(config_path).map_err(LoadError::Config)?;
     let cache = Cache::for_config(config.dir());
-    let engine = Engine::new(EngineOptions { canonicalize_nans: config.determinism.canonicalize_nans }).map_err(LoadError::Build)?;
+    let engine = Engine::new(EngineOptions {
+        canonicalize_nans: config.determinism.canonicalize_nans,
+        memory_bytes_max: config.limits.memory_bytes_max,
+        ..EngineOptions::default()
+    }).map_err(LoadError::Build)?;
     let mut compiled = Vec::with_capacity(config.nodes.len());
     for node in &config.nodes {
         let built = recipe::wasm_for(node, &cache, log).map_err(LoadError::Build)?;

@@ -5,11 +5,21 @@
 //! instructions, never in wall time), threads off, relaxed SIMD in its
 //! deterministic mode, NaN canonicalisation as a switch (needed only for
 //! float identity across CPU architectures; costs ~3.7x on float code).
-use wasmtime::{Config, Module, OptLevel, Strategy};
+use wasmtime::{Config, InstanceAllocationStrategy, Module, OptLevel, PoolingAllocationConfig, Strategy};
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineOptions {
     pub canonicalize_nans: bool,
+    /// The most linear memory one node instance may use.
+    pub memory_bytes_max: u64,
+    /// Node instances alive at once across all worker threads (pool slots).
+    pub instances_max: u32,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions { canonicalize_nans: false, memory_bytes_max: 512 << 20, instances_max: 512 }
+    }
 }
 
 #[derive(Clone)]
@@ -21,6 +31,10 @@ pub struct Engine {
 /// Native stack a node's fiber may use (virtual memory, reserved per node).
 pub const ASYNC_STACK_BYTES: usize = 2 << 20;
 pub const WASM_STACK_BYTES: usize = 1 << 20;
+/// Bytes of a freed pool slot reset with memset instead of returned to the
+/// kernel: cheaper for small guests, and spares parallel workers the
+/// address-space lock (measured in scripts/bench).
+pub const KEEP_RESIDENT_BYTES: usize = 1 << 20;
 
 impl Engine {
     pub fn new(options: EngineOptions) -> Result<Engine, String> {
@@ -37,6 +51,24 @@ impl Engine {
             .max_wasm_stack(WASM_STACK_BYTES)
             .parallel_compilation(true)
             .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(32));
+        // The pooling allocator reuses instance slots instead of mapping and
+        // unmapping memory per run: cheaper, and it keeps parallel workers from
+        // contending on the kernel's address-space lock. Slots only reserve
+        // address space until used.
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_core_instances(options.instances_max)
+            .total_memories(options.instances_max * 2)
+            .total_tables(options.instances_max)
+            .total_stacks(options.instances_max)
+            .max_memories_per_module(2)
+            .max_tables_per_module(1)
+            .table_elements(200_000)
+            .max_core_instance_size(4 << 20)
+            .max_memory_size(options.memory_bytes_max as usize)
+            .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+            .table_keep_resident(KEEP_RESIDENT_BYTES)
+            .async_stack_keep_resident(KEEP_RESIDENT_BYTES);
+        c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let inner = wasmtime::Engine::new(&c).map_err(|e| format!("cannot configure wasmtime: {e}"))?;
         Ok(Engine { inner, options })
     }
@@ -68,6 +100,8 @@ impl Engine {
         self.inner.precompile_compatibility_hash().hash(&mut h);
         "wasmtime-48.0.8".hash(&mut h);
         self.options.canonicalize_nans.hash(&mut h);
+        self.options.memory_bytes_max.hash(&mut h);
+        self.options.instances_max.hash(&mut h);
         h.finish()
     }
 }
