@@ -29,6 +29,12 @@ fn main() {
     // wasmtime errors capture a native backtrace when RUST_BACKTRACE is set,
     // which slows every failing run; seedfall's own panics still print one.
     std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    // `seedfall run | head` ends quietly when the reader goes away, like any
+    // Unix filter, instead of panicking on a broken pipe.
+    // SAFETY: called before any thread starts; restores the default action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse_from(args::normalize(std::env::args_os())) {
         Ok(c) => c,
         Err(e) => {

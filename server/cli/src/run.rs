@@ -75,7 +75,8 @@ pub fn main(a: RunArgs) -> i32 {
     };
     let config = &project.program.config;
     if !a.json {
-        println!("seedfall run: {} ({} node instances), seeds {seeds}, {jobs} workers", config.name, config.instances().len());
+        let n = config.instances().len();
+        println!("seedfall run: {} ({n} node instance{}), seeds {seeds}, {jobs} worker{}", config.name, if n == 1 { "" } else { "s" }, if jobs == 1 { "" } else { "s" });
     }
     let bar = if std::io::stderr().is_terminal() && !a.json {
         let b = ProgressBar::with_draw_target(Some(seeds.len()), ProgressDrawTarget::stderr());

@@ -130,9 +130,9 @@ impl Config {
 
 fn absolute(path: &Path) -> PathBuf {
     if path.is_absolute() {
-        path.to_path_buf()
+        normalize(path)
     } else {
-        std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf())
+        normalize(&std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf()))
     }
 }
 
@@ -211,7 +211,7 @@ impl Parser {
             return Err(self.err(path, "expected a path, found an empty string"));
         }
         let dir = self.file.parent().expect("config file has a folder");
-        Ok(dir.join(text))
+        Ok(normalize(&dir.join(text)))
     }
 
     fn config(&mut self, v: &Value) -> Parsed<Config> {
@@ -368,6 +368,23 @@ impl Parser {
         }
         Ok(limits)
     }
+}
+
+/// Removes `.` and folds `dir/..` without touching the filesystem, so paths
+/// shown to users read `examples/ledger/main.go`, not `examples/ledger/./main.go`.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 fn valid_name(name: &str) -> bool {

@@ -1,0 +1,3 @@
+module seedfall.dev/examples/ledger
+
+go 1.22

@@ -1,0 +1,193 @@
+//! The boundary to the seedfall host: on `wasm32` the four imports of the
+//! `seedfall` module (see docs/abi.md), elsewhere a native stand-in so the
+//! same program builds and runs outside the simulator (failures go to
+//! stderr, randomness is a time-seeded xorshift, buggify never fires).
+//! Under `cfg(test)` every property evaluation is also recorded for the
+//! unit tests.
+
+/// `kind` values of the `assert` import (docs/abi.md).
+pub const ALWAYS: u32 = 0;
+/// Fails when ever false; never reaching it is fine.
+pub const ALWAYS_OR_UNREACHABLE: u32 = 1;
+/// Fails when never true in any run of the sweep.
+pub const SOMETIMES: u32 = 2;
+/// Fails when never reached in any run of the sweep.
+pub const REACHABLE: u32 = 3;
+/// Fails when ever reached.
+pub const UNREACHABLE: u32 = 4;
+
+/// One evaluation of a property.
+pub fn assert(kind: u32, cond: bool, msg: &str, details: &str, loc: &str) {
+    #[cfg(test)]
+    recorder::record(kind, cond, msg, details, loc);
+    imp::assert(kind, cond, msg, details, loc);
+}
+
+/// The workload finished its set-up (no details).
+pub fn setup_complete() {
+    imp::setup_complete("");
+}
+
+/// 64 bits from the run's `random` stream.
+pub fn random_u64() -> u64 {
+    imp::random_u64()
+}
+
+/// Whether the buggify site `site` fires now.
+pub fn buggify(site: &str) -> bool {
+    imp::buggify(site)
+}
+
+#[cfg(target_arch = "wasm32")]
+mod imp {
+    #[link(wasm_import_module = "seedfall")]
+    extern "C" {
+        #[link_name = "assert"]
+        fn sf_assert(
+            kind: u32,
+            cond: u32,
+            msg_ptr: *const u8,
+            msg_len: usize,
+            details_ptr: *const u8,
+            details_len: usize,
+            loc_ptr: *const u8,
+            loc_len: usize,
+        );
+        #[link_name = "setup_complete"]
+        fn sf_setup_complete(details_ptr: *const u8, details_len: usize);
+        #[link_name = "random_u64"]
+        fn sf_random_u64() -> u64;
+        #[link_name = "buggify"]
+        fn sf_buggify(site_ptr: *const u8, site_len: usize) -> u32;
+    }
+
+    pub fn assert(kind: u32, cond: bool, msg: &str, details: &str, loc: &str) {
+        // SAFETY: the host only reads the three (pointer, length) ranges,
+        // each a live &str for the duration of the call.
+        unsafe {
+            sf_assert(
+                kind,
+                cond as u32,
+                msg.as_ptr(),
+                msg.len(),
+                details.as_ptr(),
+                details.len(),
+                loc.as_ptr(),
+                loc.len(),
+            )
+        }
+    }
+
+    pub fn setup_complete(details: &str) {
+        // SAFETY: the host only reads `details`, live for the call.
+        unsafe { sf_setup_complete(details.as_ptr(), details.len()) }
+    }
+
+    pub fn random_u64() -> u64 {
+        // SAFETY: no arguments, no memory access.
+        unsafe { sf_random_u64() }
+    }
+
+    pub fn buggify(site: &str) -> bool {
+        // SAFETY: the host only reads `site`, live for the call.
+        unsafe { sf_buggify(site.as_ptr(), site.len()) != 0 }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod imp {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    pub fn assert(kind: u32, cond: bool, msg: &str, _details: &str, _loc: &str) {
+        let failed = match kind {
+            super::ALWAYS | super::ALWAYS_OR_UNREACHABLE => !cond,
+            super::UNREACHABLE => true,
+            _ => false,
+        };
+        if failed {
+            eprintln!("seedfall: property failed: {msg}");
+        }
+    }
+
+    pub fn setup_complete(_details: &str) {}
+
+    /// xorshift64 state; 0 means "not seeded yet" (xorshift never yields 0).
+    static STATE: AtomicU64 = AtomicU64::new(0);
+
+    fn seed() -> u64 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        // splitmix64 finaliser: spreads the clock's low-entropy bits.
+        let mut z = nanos.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        if z == 0 {
+            0x2545_f491_4f6c_dd1d
+        } else {
+            z
+        }
+    }
+
+    fn step(mut x: u64) -> u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+
+    pub fn random_u64() -> u64 {
+        let mut cur = STATE.load(Ordering::Relaxed);
+        loop {
+            let base = if cur == 0 { seed() } else { cur };
+            let next = step(base);
+            match STATE.compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return next,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    pub fn buggify(_site: &str) -> bool {
+        false
+    }
+}
+
+/// Test hook: every property evaluation on this thread, in order.
+#[cfg(test)]
+pub mod recorder {
+    use std::cell::RefCell;
+
+    /// One recorded call of `assert`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Evaluation {
+        pub kind: u32,
+        pub cond: bool,
+        pub msg: String,
+        pub details: String,
+        pub loc: String,
+    }
+
+    thread_local! {
+        static CALLS: RefCell<Vec<Evaluation>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub fn record(kind: u32, cond: bool, msg: &str, details: &str, loc: &str) {
+        CALLS.with(|c| {
+            c.borrow_mut().push(Evaluation {
+                kind,
+                cond,
+                msg: msg.to_string(),
+                details: details.to_string(),
+                loc: loc.to_string(),
+            })
+        });
+    }
+
+    /// Returns and clears what this thread recorded so far.
+    pub fn take() -> Vec<Evaluation> {
+        CALLS.with(|c| std::mem::take(&mut *c.borrow_mut()))
+    }
+}
