@@ -27,15 +27,6 @@ pub fn escape_into(out: &mut String, s: &str) {
     }
 }
 
-/// `s` as a complete JSON string literal, quotes included.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    escape_into(&mut out, s);
-    out.push('"');
-    out
-}
-
 /// Builds the details object field by field. An object with no fields
 /// renders as the empty string, which the ABI reads as "no details".
 #[derive(Debug, Default)]
@@ -77,6 +68,14 @@ impl Details {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `s` as a complete JSON string literal, quotes included.
+    fn quote(s: &str) -> String {
+        let mut out = String::from("\"");
+        escape_into(&mut out, s);
+        out.push('"');
+        out
+    }
 
     #[test]
     fn plain_text_is_copied() {

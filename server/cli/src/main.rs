@@ -7,6 +7,7 @@ mod load;
 mod output;
 mod replay;
 mod run;
+mod schedule;
 
 use clap::{Parser, Subcommand};
 

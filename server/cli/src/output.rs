@@ -47,6 +47,17 @@ pub fn display_location(project: &Project, f: &Failure) -> Option<String> {
     })
 }
 
+/// A message that starts with an absolute path, with that path made relative.
+pub fn relative_prefix(message: &str) -> String {
+    match std::env::current_dir() {
+        Ok(cwd) => {
+            let prefix = format!("{}/", cwd.display());
+            message.strip_prefix(&prefix).map(str::to_string).unwrap_or_else(|| message.to_string())
+        }
+        Err(_) => message.to_string(),
+    }
+}
+
 pub fn relative(p: &Path) -> String {
     let cwd = std::env::current_dir().ok();
     match cwd.as_ref().and_then(|c| p.strip_prefix(c).ok()) {
@@ -81,6 +92,8 @@ pub struct FailureJson {
     pub real_ns: u64,
     pub trace_hash: String,
     pub nodes: Vec<NodeFailureJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -100,6 +113,7 @@ pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {
         steps: o.stats.steps,
         real_ns: o.stats.real_ns,
         trace_hash: format!("{:016x}", o.trace_hash),
+        folder: None,
         nodes: vec![NodeFailureJson {
             node: f.node.clone(),
             kind: f.kind,
@@ -107,4 +121,69 @@ pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {
             location: display_location(project, f),
         }],
     }
+}
+
+/// A location as the user can click it: resolved to a file on this machine
+/// when the node's sources tell where, relative to the current folder.
+pub fn location_text(project: &Project, node: &str, raw: &str) -> String {
+    if let Some(p) = project.resolve_location(node, raw) {
+        let line = raw.rsplit_once(':').map(|(_, l)| l).unwrap_or("");
+        return format!("{}:{line}", relative(&p));
+    }
+    if Path::new(raw.rsplit_once(':').map(|(f, _)| f).unwrap_or(raw)).is_absolute() {
+        return relative(Path::new(raw));
+    }
+    raw.to_string()
+}
+
+fn tally_location(project: &Project, t: &seedfall_search::properties::PropertyTally) -> String {
+    let node = project.program.catalog.iter().find(|e| e.message == t.message).map(|e| e.node.clone());
+    match (&t.location, node) {
+        (Some(l), Some(n)) => location_text(project, &n, l),
+        (Some(l), None) => {
+            let first_node = project.program.config.nodes.first().map(|n| n.name.clone()).unwrap_or_default();
+            location_text(project, &first_node, l)
+        }
+        (None, _) => String::new(),
+    }
+}
+
+/// The property table of a sweep: each property with its run counts.
+pub fn property_table(project: &Project, table: &seedfall_search::properties::PropertyTable) -> String {
+    if table.by_message.is_empty() {
+        return String::new();
+    }
+    let width = table.by_message.keys().map(|m| m.len()).max().unwrap_or(0).min(48) + 2;
+    let mut s = String::from("properties:\n");
+    for t in table.by_message.values() {
+        let quoted = format!("\"{}\"", t.message);
+        s.push_str(&format!(
+            "  {:<21} {quoted:<width$} hit {:>5} runs  true {:>5}  {}\n",
+            t.kind.name(),
+            t.runs_hit,
+            t.runs_true,
+            tally_location(project, t),
+        ));
+    }
+    s
+}
+
+pub fn finding_line(project: &Project, f: &seedfall_search::properties::Finding) -> String {
+    use seedfall_search::properties::Finding;
+    let (what, message, kind, location) = match f {
+        Finding::NeverReached { message, kind, location } => ("never reached", message, kind, location),
+        Finding::NeverTrue { message, kind, location } => ("never true", message, kind, location),
+    };
+    let t = seedfall_search::properties::PropertyTally {
+        message: message.clone(),
+        kind: *kind,
+        location: location.clone(),
+        runs_hit: 0,
+        runs_true: 0,
+        runs_false: 0,
+        in_catalog: true,
+    };
+    let at = tally_location(project, &t);
+    let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
+    format!("{what}: {} \"{message}\"{at}", kind.name())
 }

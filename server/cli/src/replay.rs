@@ -2,7 +2,7 @@
 use crate::{load, output};
 use clap::Args;
 use seedfall_sim::trace::{EventKind, Stdio};
-use seedfall_sim::{run, RunOptions, Schedule, VTime, Verdict};
+use seedfall_sim::{run, RunOptions, VTime, Verdict};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -10,9 +10,12 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
     pub config: PathBuf,
-    /// The seed to replay.
+    /// The seed to replay (optional with -faults: the file names it).
     #[arg(long)]
-    pub seed: u64,
+    pub seed: Option<u64>,
+    /// A schedule file (`faults.json` of a failure folder): replay exactly it.
+    #[arg(long)]
+    pub faults: Option<PathBuf>,
     /// Print one JSON document (events, verdict, trace hash) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -36,11 +39,15 @@ pub fn main(a: ReplayArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let outcome = run(&project.program, &Schedule { seed: a.seed }, &RunOptions::default());
+    let schedule = match crate::schedule::resolve(&project, a.seed, a.faults.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let outcome = run(&project.program, &schedule, &RunOptions::default());
     if a.json {
         let doc = ReplayJson {
             version: 1,
-            seed: a.seed,
+            seed: outcome.seed,
             verdict: outcome.verdict,
             end: outcome.end,
             end_time_ns: outcome.end_time.nanos(),
@@ -64,6 +71,10 @@ pub fn main(a: ReplayArgs) -> i32 {
                 EventKind::Unsupported { call } => format!("called unsupported {call} (returned an error)"),
                 EventKind::Failure { message } => format!("FAILED: {message}"),
                 EventKind::End { reason } => format!("run ended: {reason}"),
+                EventKind::Property { kind, message, cond, .. } => format!("property {} \"{message}\" = {cond}", kind.name()),
+                EventKind::SetupComplete => "setup complete".into(),
+                EventKind::Fault { fault } => format!("fault: {}", fault.describe()),
+                EventKind::Branch { streams } => format!("branch: re-keyed {}", streams.join(",")),
             };
             println!("{t:>16}  {node:<width$}  {text}");
         }

@@ -43,6 +43,9 @@ struct RunJson<'a> {
     seeds_per_second: f64,
     virtual_seconds_per_wall_second: f64,
     failures: Vec<output::FailureJson>,
+    properties: Vec<seedfall_search::properties::PropertyTally>,
+    findings: Vec<seedfall_search::properties::Finding>,
+    catalog_warnings: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     trace_hashes: Option<Vec<(u64, String)>>,
     totals: &'a seedfall_search::SweepSummary,
@@ -85,27 +88,52 @@ pub fn main(a: RunArgs) -> i32 {
     } else {
         ProgressBar::hidden()
     };
+    if !a.json {
+        for w in &project.catalog_warnings {
+            eprintln!("seedfall: warning: {}", output::relative_prefix(w));
+        }
+    }
     let stop = AtomicBool::new(false);
+    let mut table = seedfall_search::properties::PropertyTable::with_catalog(&project.program.catalog);
+    let mut first_folder: Option<PathBuf> = None;
     let mut failures = Vec::new();
     let mut failed_seeds = Vec::new();
     let mut hashes = Vec::new();
     let options = SweepOptions { seeds, jobs, profile: a.profile };
     let summary = seedfall_search::sweep(&project.program, &options, &stop, |outcome| {
         bar.inc(1);
+        table.add(outcome);
         if a.hashes {
             hashes.push((outcome.seed, format!("{:016x}", outcome.trace_hash)));
         }
         if outcome.verdict == Verdict::Fail {
             failed_seeds.push(outcome.seed);
             bar.set_message(format!("{} failed", failed_seeds.len()));
+            let folder = match seedfall_search::artifacts::write_failure(config, outcome) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    bar.suspend(|| eprintln!("seedfall: {e}"));
+                    None
+                }
+            };
+            if first_folder.is_none() {
+                first_folder = folder.clone();
+            }
             if a.json {
-                failures.push(output::failure_json(&project, outcome));
+                let mut f = output::failure_json(&project, outcome);
+                f.folder = folder.map(|p| output::relative(&p));
+                failures.push(f);
             } else {
-                bar.suspend(|| print!("{}", output::failure_block(&project, outcome)));
+                let mut block = output::failure_block(&project, outcome);
+                if let Some(folder) = &folder {
+                    block.push_str(&format!("    saved in {}\n", output::relative(folder)));
+                }
+                bar.suspend(|| print!("{block}"));
             }
         }
     });
     bar.finish_and_clear();
+    let findings = table.findings();
     if a.json {
         let doc = RunJson {
             version: 1,
@@ -118,6 +146,9 @@ pub fn main(a: RunArgs) -> i32 {
             seeds_per_second: summary.seeds_per_second,
             virtual_seconds_per_wall_second: summary.virtual_seconds_per_wall_second,
             failures,
+            properties: table.by_message.values().cloned().collect(),
+            findings: findings.clone(),
+            catalog_warnings: &project.catalog_warnings,
             trace_hashes: a.hashes.then_some(hashes),
             totals: &summary,
         };
@@ -126,10 +157,16 @@ pub fn main(a: RunArgs) -> i32 {
         if !failed_seeds.is_empty() {
             println!();
         }
+        print!("{}", output::property_table(&project, &table));
+        for f in &findings {
+            println!("{}", output::finding_line(&project, f));
+        }
         println!("{}", output::summary_line(&summary, &failed_seeds));
-        if let Some(first) = failed_seeds.first() {
-            println!("replay the first failure: seedfall replay -c {} -seed {first}", output::relative(&config.path));
+        if let (Some(first), Some(folder)) = (failed_seeds.first(), &first_folder) {
+            let c = output::relative(&config.path);
+            let faults = output::relative(&folder.join("faults.json"));
+            println!("replay the first failure: seedfall replay -c {c} -seed {first} -faults {faults}");
         }
     }
-    if summary.failures > 0 { 1 } else { 0 }
+    if summary.failures > 0 || !findings.is_empty() { 1 } else { 0 }
 }

@@ -7,10 +7,13 @@
 //!
 //! Architecture invariants: this crate owns all parallelism (`pool`) and all
 //! host I/O of the engine (builds, caches); `seedfall-sim` below it has none.
+pub mod artifacts;
 pub mod cache;
+pub mod catalog;
 pub mod modules;
 pub mod pool;
 pub mod project;
+pub mod properties;
 pub mod recipe;
 pub mod seeds;
 pub mod sweep;

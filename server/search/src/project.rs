@@ -6,6 +6,8 @@ use std::path::Path;
 
 pub struct Project {
     pub program: Program,
+    /// Calls the catalog could not include (non-literal messages), `file:line: why`.
+    pub catalog_warnings: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -33,13 +35,31 @@ pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, Lo
         ..EngineOptions::default()
     }).map_err(LoadError::Build)?;
     let mut compiled = Vec::with_capacity(config.nodes.len());
+    let mut catalog = crate::catalog::Catalog::default();
     for node in &config.nodes {
         let built = recipe::wasm_for(node, &cache, log).map_err(LoadError::Build)?;
         let module = modules::compiled(&engine, &built.wasm, &cache, log).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
         compiled.push(module);
+        let found = node_catalog(node, &built, &cache).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
+        catalog.entries.extend(found.entries);
+        catalog.warnings.extend(found.warnings);
     }
-    let program = Program::new(&engine, config, compiled).map_err(LoadError::Build)?;
-    Ok(Project { program })
+    catalog.warnings.sort();
+    catalog.warnings.dedup();
+    let mut program = Program::new(&engine, config, compiled).map_err(LoadError::Build)?;
+    program.catalog = catalog.entries;
+    Ok(Project { program, catalog_warnings: catalog.warnings })
+}
+
+fn node_catalog(node: &seedfall_sim::config::NodeSpec, built: &recipe::Built, cache: &Cache) -> Result<crate::catalog::Catalog, String> {
+    let wasm = std::fs::read(&built.wasm).map_err(|e| format!("cannot read {}: {e}", built.wasm.display()))?;
+    let mut catalog = crate::catalog::from_wasm(&wasm, &node.name)?;
+    if let (seedfall_sim::config::WasmSource::Go { dir, package, .. }, Some(fp)) = (&node.source, &built.fingerprint) {
+        let go = crate::catalog::from_go(&node.name, dir, package, fp, cache)?;
+        catalog.entries.extend(go.entries);
+        catalog.warnings.extend(go.warnings);
+    }
+    Ok(catalog)
 }
 
 impl Project {

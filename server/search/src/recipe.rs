@@ -17,6 +17,8 @@ pub struct Built {
     pub wasm: PathBuf,
     /// False when the cache already held this build.
     pub rebuilt: bool,
+    /// The source fingerprint, for recipes (keys derived caches, like the Go catalog).
+    pub fingerprint: Option<String>,
 }
 
 /// The wasm file for `node`, building it if its sources changed.
@@ -26,7 +28,7 @@ pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Re
             if !p.is_file() {
                 return Err(format!("node \"{}\": wasm file {} does not exist", node.name, p.display()));
             }
-            Ok(Built { wasm: p.clone(), rebuilt: false })
+            Ok(Built { wasm: p.clone(), rebuilt: false, fingerprint: None })
         }
         WasmSource::Go { dir, package, tags } => go(node, dir, package, tags, cache, log),
         WasmSource::Cargo { dir, package, bin, profile } => cargo(node, dir, package.as_deref(), bin.as_deref(), profile, cache, log),
@@ -50,7 +52,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], cache: &Cache
     let fp = fingerprint(&roots, &recipe)?;
     let out = cache.path("wasm", &format!("go-{fp}.wasm"));
     if out.is_file() {
-        return Ok(Built { wasm: out, rebuilt: false });
+        return Ok(Built { wasm: out, rebuilt: false, fingerprint: Some(fp) });
     }
     log(&format!("building {} (go build, GOOS=wasip1 GOARCH=wasm) in {}", node.name, dir.display()));
     std::fs::create_dir_all(out.parent().unwrap()).map_err(|e| format!("cannot create the cache folder: {e}"))?;
@@ -66,7 +68,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], cache: &Cache
         return Err(format!("node \"{}\": go build failed in {}:\n{}", node.name, dir.display(), String::from_utf8_lossy(&output.stderr).trim_end()));
     }
     std::fs::rename(&tmp, &out).map_err(|e| format!("cannot move the built wasm into the cache: {e}"))?;
-    Ok(Built { wasm: out, rebuilt: true })
+    Ok(Built { wasm: out, rebuilt: true, fingerprint: Some(fp) })
 }
 
 fn cargo(
@@ -89,7 +91,7 @@ fn cargo(
     let fp = fingerprint(&roots, &recipe)?;
     let out = cache.path("wasm", &format!("cargo-{fp}.wasm"));
     if out.is_file() {
-        return Ok(Built { wasm: out, rebuilt: false });
+        return Ok(Built { wasm: out, rebuilt: false, fingerprint: Some(fp) });
     }
     ensure_wasip1_target(log)?;
     log(&format!("building {} (cargo build --target wasm32-wasip1) in {}", node.name, dir.display()));
@@ -111,7 +113,7 @@ fn cargo(
         .ok_or_else(|| format!("node \"{}\": cargo built no .wasm binary{}", node.name, bin.map(|b| format!(" named {b}")).unwrap_or_default()))?;
     let bytes = std::fs::read(&wasm).map_err(|e| format!("cannot read {}: {e}", wasm.display()))?;
     write_atomic(&out, &bytes).map_err(|e| format!("cannot write the cache: {e}"))?;
-    Ok(Built { wasm: out, rebuilt: true })
+    Ok(Built { wasm: out, rebuilt: true, fingerprint: Some(fp) })
 }
 
 /// The `.wasm` executable among cargo's JSON messages (the last, or `bin`'s).

@@ -42,7 +42,7 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
         options.jobs,
         stop,
         |i| {
-            let mut outcome = run(program, &Schedule { seed: options.seeds.nth(i) }, &run_options);
+            let mut outcome = run(program, &Schedule::seed(options.seeds.nth(i)), &run_options);
             if outcome.verdict == Verdict::Pass {
                 outcome.trace = Vec::new();
             }

@@ -14,22 +14,22 @@ fn project() -> seedfall_search::Project {
 #[test]
 fn same_schedule_twice_in_one_process_gives_the_same_trace() {
     let p = project();
-    let a = run(&p.program, &Schedule { seed: 11 }, &RunOptions::default());
-    let b = run(&p.program, &Schedule { seed: 11 }, &RunOptions::default());
+    let a = run(&p.program, &Schedule::seed(11), &RunOptions::default());
+    let b = run(&p.program, &Schedule::seed(11), &RunOptions::default());
     assert_eq!(a.trace_hash, b.trace_hash);
     assert_eq!(a.trace, b.trace);
     assert_eq!(a.stats.steps, b.stats.steps);
     assert_eq!(a.end_time, b.end_time);
-    let c = run(&p.program, &Schedule { seed: 12 }, &RunOptions::default());
+    let c = run(&p.program, &Schedule::seed(12), &RunOptions::default());
     assert_ne!(a.trace_hash, c.trace_hash);
 }
 
 #[test]
 fn concurrent_runs_do_not_disturb_each_other() {
     let p = project();
-    let alone = run(&p.program, &Schedule { seed: 5 }, &RunOptions { profile: true });
+    let alone = run(&p.program, &Schedule::seed(5), &RunOptions { profile: true });
     let hashes: Vec<u64> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..2).map(|_| s.spawn(|| run(&p.program, &Schedule { seed: 5 }, &RunOptions::default()).trace_hash)).collect();
+        let handles: Vec<_> = (0..2).map(|_| s.spawn(|| run(&p.program, &Schedule::seed(5), &RunOptions::default()).trace_hash)).collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert_eq!(hashes, vec![alone.trace_hash; 2], "profiling and threads must not change a run");

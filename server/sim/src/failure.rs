@@ -16,6 +16,8 @@ pub enum FailureKind {
     Watchdog,
     /// The run hit one of its own bounds (steps, events).
     Limit,
+    /// An always/always_or_unreachable was false, or an unreachable was reached.
+    Property,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

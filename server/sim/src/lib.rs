@@ -14,6 +14,7 @@
 //! Wall-clock readings exist only in [`outcome::Stats`] (how long the run
 //! took on this machine) and never feed back into the simulation.
 
+pub mod abi;
 pub mod config;
 pub mod disk;
 pub mod engine;
@@ -22,7 +23,9 @@ pub mod failure;
 pub mod node;
 pub mod outcome;
 pub mod program;
+pub mod props;
 pub mod run;
+pub mod schedule;
 pub mod scheduler;
 pub mod streams;
 pub mod trace;
@@ -34,5 +37,6 @@ pub use config::{Config, ConfigError};
 pub use engine::{Engine, EngineOptions};
 pub use outcome::{Outcome, Stats, Verdict};
 pub use program::Program;
-pub use run::{run, RunOptions, Schedule};
+pub use run::{run, RunOptions};
+pub use schedule::{Branch, Fault, Schedule, ScheduleFile};
 pub use vtime::VTime;

@@ -27,6 +27,7 @@ pub struct NodeLocal {
     pub stdio_flags: [u16; 3],
     pub stdout: LineBuffer,
     pub stderr: LineBuffer,
+    pub antithesis: LineBuffer,
     pub memory_bytes_max: usize,
 }
 
@@ -46,6 +47,7 @@ impl NodeLocal {
             stdio_flags: [0; 3],
             stdout: LineBuffer::default(),
             stderr: LineBuffer::default(),
+            antithesis: LineBuffer::default(),
             memory_bytes_max: memory_bytes_max as usize,
         }
     }

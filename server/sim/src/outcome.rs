@@ -41,6 +41,12 @@ pub struct Stats {
 #[derive(Clone, Debug)]
 pub struct Outcome {
     pub seed: u64,
+    /// The schedule as applied: the seed, every fault that happened, the
+    /// branches. Running it again reproduces this outcome exactly.
+    pub schedule: crate::schedule::Schedule,
+    /// Every property this run evaluated, by message.
+    pub properties: std::collections::BTreeMap<String, crate::props::PropertyRun>,
+    pub setup_complete_ns: Option<u64>,
     pub verdict: Verdict,
     pub end: EndReason,
     pub failure: Option<Failure>,

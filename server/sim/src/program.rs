@@ -10,6 +10,8 @@ use wasmtime::{InstancePre, Module};
 
 pub struct Program {
     pub config: Config,
+    /// Every property in the program, known before any run (set by the loader).
+    pub catalog: Vec<crate::props::CatalogEntry>,
     pub(crate) engine: Engine,
     pub(crate) nodes: Vec<ProgramNode>,
 }
@@ -22,7 +24,9 @@ impl Program {
     /// `modules[i]` is the compiled guest of `config.nodes[i]`.
     pub fn new(engine: &Engine, config: Config, modules: Vec<Module>) -> Result<Program, String> {
         assert_eq!(modules.len(), config.nodes.len(), "one module per node");
-        let (base, names) = link::linker(&engine.inner).map_err(|e| format!("cannot build the host: {e:#}"))?;
+        let (mut base, mut names) = link::linker(&engine.inner).map_err(|e| format!("cannot build the host: {e:#}"))?;
+        crate::abi::link(&mut base).map_err(|e| format!("cannot build the host: {e:#}"))?;
+        names.extend(["seedfall::assert", "seedfall::setup_complete", "seedfall::random_u64", "seedfall::buggify"]);
         let mut nodes = Vec::with_capacity(modules.len());
         for (spec, module) in config.nodes.iter().zip(&modules) {
             if module.get_export("_start").is_none() {
@@ -33,7 +37,7 @@ impl Program {
             let pre = linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?;
             nodes.push(ProgramNode { pre });
         }
-        Ok(Program { config, engine: engine.clone(), nodes })
+        Ok(Program { config, catalog: Vec::new(), engine: engine.clone(), nodes })
     }
 
     pub fn engine(&self) -> &Engine {

@@ -2,17 +2,12 @@
 use crate::node::NodeLocal;
 use crate::outcome::{EndReason, Outcome, Stats, Verdict};
 use crate::program::Program;
+use crate::schedule::Schedule;
 use crate::scheduler::Scheduler;
 use crate::trace::EventKind;
 use crate::world::{NodeState, Status, World};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-
-/// What to run: the seed now; faults and branches join it in later versions.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Schedule {
-    pub seed: u64,
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -35,7 +30,12 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
             stderr_tail: VecDeque::new(),
         })
         .collect();
-    let world = Arc::new(Mutex::new(World::new(schedule.seed, config.limits.clone(), states, options.profile)));
+    let mut world = World::new(schedule.seed, config.limits.clone(), states, options.profile);
+    world.faults_planned = schedule.faults.clone();
+    let mut branches = schedule.branches.clone();
+    branches.sort_by_key(|b| b.at_ns);
+    world.branches_pending = branches.into();
+    let world = Arc::new(Mutex::new(world));
     let mut scheduler = Scheduler::new(world.clone());
     for (idx, (node_idx, name)) in instances.iter().enumerate() {
         let spec = &config.nodes[*node_idx];
@@ -43,6 +43,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         args.extend(spec.args.iter().cloned());
         let mut env: Vec<(String, String)> = spec.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         env.push(("SEEDFALL_NODE".into(), name.clone()));
+        env.push(("ANTITHESIS_SDK_LOCAL_OUTPUT".into(), crate::wasi::fdtable::ANTITHESIS_OUTPUT.into()));
         let local = NodeLocal::new(idx, &args, &env, config.limits.memory_bytes_max);
         scheduler.start(&program.engine.inner, &program.nodes[*node_idx].pre, local);
     }
@@ -67,8 +68,12 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         fuel: 0,
     };
     let verdict = if failure.is_some() { Verdict::Fail } else { Verdict::Pass };
+    let applied = Schedule { seed: schedule.seed, faults: Some(w.faults_applied.clone()), branches: schedule.branches.clone() };
     Outcome {
         seed: schedule.seed,
+        schedule: applied,
+        properties: std::mem::take(&mut w.props.by_message),
+        setup_complete_ns: w.setup_complete_ns,
         verdict,
         end,
         failure,

@@ -71,6 +71,7 @@ impl Scheduler {
                 if let Some(end) = check_end(&mut w, duration) {
                     return end;
                 }
+                w.apply_due_branches();
                 let now = w.now;
                 while let Some(ev) = w.events.pop_due(now) {
                     match ev {
@@ -120,6 +121,9 @@ impl Scheduler {
 }
 
 fn check_end(w: &mut World, duration: VTime) -> Option<(EndReason, Option<Failure>)> {
+    if let Some(f) = w.property_failure.take() {
+        return Some((EndReason::Failure, Some(f)));
+    }
     if let Some(message) = w.fault.take() {
         return Some((EndReason::Failure, Some(limit_failure(w, message))));
     }
@@ -162,6 +166,9 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
     if let Some(ProcExit(code)) = err.downcast_ref::<ProcExit>() {
         return exited(w, idx, *code);
     }
+    if err.downcast_ref::<crate::abi::PropertyFailed>().is_some() {
+        return Some(w.property_failure.take().expect("a failed property recorded its failure"));
+    }
     let stderr: Vec<String> = w.nodes[idx].stderr_tail.iter().cloned().collect();
     let (kind, message, location) = match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => {
@@ -180,6 +187,9 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
 
 fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
     w.record(Some(idx), EventKind::Exit { code });
+    if let Some(f) = w.property_failure.take() {
+        return Some(f);
+    }
     if code == 0 {
         w.nodes[idx].status = Status::Exited(0);
         return None;

@@ -30,6 +30,11 @@ pub enum EventKind {
     Unsupported { call: String },
     Failure { message: String },
     End { reason: String },
+    /// A property's first hit, and each first true / first false after it.
+    Property { kind: crate::props::PropertyKind, message: String, cond: bool, location: Option<String> },
+    SetupComplete,
+    Fault { fault: crate::schedule::Fault },
+    Branch { streams: Vec<String> },
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]

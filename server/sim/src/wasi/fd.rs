@@ -44,6 +44,10 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             cx.node.stderr.push(data, |line| cx.world.output(idx, Stdio::Stderr, line));
             Ok(data.len())
         }
+        Fd::AntithesisSink => {
+            cx.node.antithesis.push(data, |line| cx.world.antithesis_line(idx, &line));
+            Ok(data.len())
+        }
         Fd::Stdin | Fd::Dir(_) => Err(errno::BADF),
         Fd::File(f) => {
             if !f.writable {
@@ -86,7 +90,7 @@ fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>
     let idx = cx.node.idx;
     match cx.node.fds.get_mut(fd)? {
         Fd::Stdin => Ok(0),
-        Fd::Stdout | Fd::Stderr => Err(errno::BADF),
+        Fd::Stdout | Fd::Stderr | Fd::AntithesisSink => Err(errno::BADF),
         Fd::Dir(_) => Err(errno::ISDIR),
         Fd::File(f) => {
             if !f.readable {
@@ -144,7 +148,7 @@ pub fn fd_renumber(cx: &mut Cx<'_>, from: u32, to: u32) -> Errno {
 fn filetype(entry: &Fd) -> u8 {
     match entry {
         Fd::Stdin | Fd::Stdout | Fd::Stderr => FILETYPE_CHARACTER_DEVICE,
-        Fd::File(_) => FILETYPE_REGULAR_FILE,
+        Fd::File(_) | Fd::AntithesisSink => FILETYPE_REGULAR_FILE,
         Fd::Dir(_) => FILETYPE_DIRECTORY,
     }
 }
@@ -224,6 +228,7 @@ pub fn fd_filestat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
             let ino = d.ino;
             stat_inode(cx, ino, out)
         }
+        Fd::AntithesisSink => write_filestat(cx, out, 0, FILETYPE_REGULAR_FILE, 1, 0, 0, 0),
         _ => write_filestat(cx, out, 0, FILETYPE_CHARACTER_DEVICE, 1, 0, 0, 0),
     })())
 }

@@ -19,7 +19,12 @@ pub enum Fd {
     Stderr,
     File(OpenFile),
     Dir(OpenDir),
+    /// The Antithesis SDK's local output file: lines become property events.
+    AntithesisSink,
 }
+
+/// Where the host tells the Antithesis SDK to write (`ANTITHESIS_SDK_LOCAL_OUTPUT`).
+pub const ANTITHESIS_OUTPUT: &str = "/.seedfall/antithesis-sdk.jsonl";
 
 #[derive(Debug, Clone)]
 pub struct OpenFile {

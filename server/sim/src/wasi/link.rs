@@ -111,6 +111,9 @@ pub fn stub_unknown_imports(l: &mut Linker<NodeCtx>, names: &BTreeSet<&'static s
         if import.module() == WASI && names.contains(import.name()) {
             continue;
         }
+        if import.module() == crate::abi::MODULE && names.contains(format!("seedfall::{}", import.name()).as_str()) {
+            continue;
+        }
         let call = format!("{}::{}", import.module(), import.name());
         let errno_value = UNSUPPORTED
             .iter()

@@ -1,0 +1,26 @@
+// host.go owns the seam between the shared SDK logic and the host: the
+// property kinds as the ABI numbers them, and the four host calls, reached
+// through package variables so that tests can replace them. The platform
+// files (host_wasip1.go, host_native.go) supply the platform* functions.
+
+package sim
+
+// assertKind is the `kind` argument of the host's `assert` call.
+type assertKind uint32
+
+const (
+	kindAlways              assertKind = 0
+	kindAlwaysOrUnreachable assertKind = 1
+	kindSometimes           assertKind = 2
+	kindReachable           assertKind = 3
+	kindUnreachable         assertKind = 4
+)
+
+// The host calls. details is already JSON (or empty); location is "file:line"
+// (or empty).
+var (
+	hostAssert        func(kind assertKind, cond bool, message, details, location string) = platformAssert
+	hostSetupComplete func(details string)                                                = platformSetupComplete
+	hostRandomU64     func() uint64                                                       = platformRandomU64
+	hostBuggify       func(site string) bool                                              = platformBuggify
+)

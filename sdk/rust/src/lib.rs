@@ -1,0 +1,388 @@
+//! `seedfall`: the Rust guest SDK of seedfall, a deterministic simulation
+//! testing tool. A guest is an ordinary `wasm32-wasip1` program; this crate
+//! binds the extra `seedfall` import module (docs/abi.md) behind
+//!
+//! - property macros ([`always!`], [`always_or_unreachable!`], [`sometimes!`],
+//!   [`reachable!`], [`assert_unreachable!`] and the numeric forms such as
+//!   [`always_less_than!`]), each of which also places a record of its call
+//!   site in the `seedfall_catalog` wasm custom section at compile time, so
+//!   seedfall knows every property before running the program and can fail a
+//!   sweep for one that never ran;
+//! - [`setup_complete`], [`random_u64`], [`random_below`], [`buggify()`] and
+//!   [`buggify!`].
+//!
+//! The message of every property macro must be a **string literal**: it is
+//! the property's identity and it goes into the catalog through `concat!`.
+//!
+//! Off `wasm32` (say, a native `cargo run` of the same program) nothing is
+//! recorded: a failing property prints `seedfall: property failed: <message>`
+//! to stderr and the program continues, randomness is a time-seeded
+//! xorshift, and `buggify` never fires.
+//!
+//! ```
+//! let balance: i64 = 10;
+//! let who = "alice";
+//! seedfall::always!(balance >= 0, "balance is never negative", { "balance" => balance, "who" => who });
+//! seedfall::sometimes!(balance == 0, "an account is emptied");
+//! seedfall::always_less_than_or_equal_to!(balance, 100, "balance stays under the cap");
+//! if seedfall::buggify!("slow-commit") {
+//!     // inject a delay, a short write, ...
+//! }
+//! let coin = seedfall::random_below(2);
+//! assert!(coin < 2);
+//! ```
+//!
+//! A message that is not a string literal does not compile:
+//!
+//! ```compile_fail
+//! let msg = String::from("dynamic");
+//! seedfall::always!(true, msg);
+//! ```
+
+mod host;
+mod json;
+
+/// Tells seedfall the workload finished its set-up (the `setup_complete`
+/// import, with no details). A no-op off `wasm32`.
+pub fn setup_complete() {
+    host::setup_complete();
+}
+
+/// 64 random bits from the run's `random` stream (the one `random_get`
+/// reads; explore re-keys it to steer a run).
+pub fn random_u64() -> u64 {
+    host::random_u64()
+}
+
+/// A uniformly distributed number in `0..n`, without modulo bias (draws
+/// that fall in the short last block of `u64` are rejected and redrawn).
+///
+/// # Panics
+///
+/// When `n` is 0: the range is empty.
+pub fn random_below(n: u64) -> u64 {
+    below_with(n, host::random_u64)
+}
+
+/// [`random_below`] over any source of `u64`s (split out for the tests).
+fn below_with(n: u64, mut draw: impl FnMut() -> u64) -> u64 {
+    assert!(n > 0, "seedfall::random_below(0): the range 0..0 is empty");
+    // 2^64 mod n: the draws below it are the incomplete block.
+    let threshold = n.wrapping_neg() % n;
+    loop {
+        let r = draw();
+        if r >= threshold {
+            return r % n;
+        }
+    }
+}
+
+/// Whether the buggify site named `site` fires now. FoundationDB
+/// semantics: the first evaluation of a site in a run enables it for the
+/// whole run with probability 1/4; an enabled site then fires with
+/// probability 1/4 per call. Every firing is recorded as a fault of the run.
+/// Always `false` off `wasm32`.
+pub fn buggify(site: &str) -> bool {
+    host::buggify(site)
+}
+
+/// Support for the macros; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::host::{ALWAYS, ALWAYS_OR_UNREACHABLE, REACHABLE, SOMETIMES, UNREACHABLE};
+    pub use crate::json::Details;
+
+    /// One evaluation of a property (the `assert` import).
+    pub fn assert(kind: u32, cond: bool, msg: &str, details: &str, loc: &str) {
+        crate::host::assert(kind, cond, msg, details, loc);
+    }
+
+    /// The bytes of a catalog record as an array, so the record can be a
+    /// static with no pointer in it (a custom section cannot hold a
+    /// relocated `&str`).
+    pub const fn record_bytes<const N: usize>(s: &str) -> [u8; N] {
+        let b = s.as_bytes();
+        assert!(b.len() == N, "catalog record length mismatch");
+        let mut out = [0u8; N];
+        let mut i = 0;
+        while i < N {
+            out[i] = b[i];
+            i += 1;
+        }
+        out
+    }
+
+    /// `left > right`.
+    pub fn gt<L: PartialOrd<R> + ?Sized, R: ?Sized>(left: &L, right: &R) -> bool {
+        left > right
+    }
+    /// `left >= right`.
+    pub fn ge<L: PartialOrd<R> + ?Sized, R: ?Sized>(left: &L, right: &R) -> bool {
+        left >= right
+    }
+    /// `left < right`.
+    pub fn lt<L: PartialOrd<R> + ?Sized, R: ?Sized>(left: &L, right: &R) -> bool {
+        left < right
+    }
+    /// `left <= right`.
+    pub fn le<L: PartialOrd<R> + ?Sized, R: ?Sized>(left: &L, right: &R) -> bool {
+        left <= right
+    }
+}
+
+/// The catalog record of a call site: `kind 0x1f file 0x1f line 0x1f
+/// message 0x1e` (docs/abi.md). `file!()`/`line!()` name the user's call
+/// site, the outermost macro invocation.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __catalog_record {
+    ($kind:literal, $msg:literal) => {
+        ::core::concat!($kind, "\x1f", ::core::file!(), "\x1f", ::core::line!(), "\x1f", $msg, "\x1e")
+    };
+}
+
+/// Places the call site's catalog record in the `seedfall_catalog` custom
+/// section (wasm32 only). `#[used]` keeps the otherwise unreferenced static
+/// through rustc; wasm-ld concatenates custom sections of the same name and
+/// does not garbage-collect them.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __catalog {
+    ($kind:literal, $msg:literal) => {
+        #[cfg(target_arch = "wasm32")]
+        const __SEEDFALL_RECORD: &str = $crate::__catalog_record!($kind, $msg);
+        #[cfg(target_arch = "wasm32")]
+        #[cfg_attr(target_arch = "wasm32", link_section = "seedfall_catalog")]
+        #[used]
+        static __SEEDFALL_CATALOG_RECORD: [u8; __SEEDFALL_RECORD.len()] =
+            $crate::__private::record_bytes(__SEEDFALL_RECORD);
+    };
+}
+
+/// The run-time location string, `file:line` of the user's call site.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __loc {
+    () => {
+        ::core::concat!(::core::file!(), ":", ::core::line!())
+    };
+}
+
+/// A boolean property: catalog record plus one evaluation.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __property {
+    ($kind:expr, $name:literal, $cond:expr, $msg:literal, { $($k:literal => $v:expr),* }) => {{
+        $crate::__catalog!($name, $msg);
+        let __seedfall_cond: bool = $cond;
+        let __seedfall_details = $crate::__private::Details::new()
+            $(.field($k, &$v))*
+            .finish();
+        $crate::__private::assert($kind, __seedfall_cond, $msg, &__seedfall_details, $crate::__loc!());
+    }};
+}
+
+/// A numeric property: `left <op> right` through `PartialOrd`, each side
+/// evaluated once, both added to the details as `"left"` and `"right"`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __numeric {
+    ($kind:expr, $name:literal, $op:ident, $left:expr, $right:expr, $msg:literal, { $($k:literal => $v:expr),* }) => {{
+        $crate::__catalog!($name, $msg);
+        match (&$left, &$right) {
+            (__seedfall_left, __seedfall_right) => {
+                let __seedfall_cond = $crate::__private::$op(__seedfall_left, __seedfall_right);
+                let __seedfall_details = $crate::__private::Details::new()
+                    $(.field($k, &$v))*
+                    .field("left", __seedfall_left)
+                    .field("right", __seedfall_right)
+                    .finish();
+                $crate::__private::assert($kind, __seedfall_cond, $msg, &__seedfall_details, $crate::__loc!());
+            }
+        }
+    }};
+}
+
+/// The error for a property macro called with the wrong shape, most often
+/// a message that is not a string literal.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __usage {
+    ($usage:literal) => {
+        ::core::compile_error!(::core::concat!(
+            "seedfall: expected ",
+            $usage,
+            ". The message must be a string literal: it is the property's identity and is recorded \
+             at compile time in the `seedfall_catalog` section, so seedfall can fail a sweep for a \
+             property that never ran."
+        ))
+    };
+}
+
+/// `always!(cond, "message" [, { "key" => value, ... }])`: `cond` must be
+/// true every time, and the call must be reached at least once in the sweep.
+#[macro_export]
+macro_rules! always {
+    ($cond:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__property!($crate::__private::ALWAYS, "always", $cond, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("always!(condition, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `always_or_unreachable!(cond, "message" [, {details}])`: `cond` must be
+/// true every time; never reaching the call is fine.
+#[macro_export]
+macro_rules! always_or_unreachable {
+    ($cond:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__property!($crate::__private::ALWAYS_OR_UNREACHABLE, "always_or_unreachable", $cond, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("always_or_unreachable!(condition, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `sometimes!(cond, "message" [, {details}])`: `cond` must be true at
+/// least once across the sweep.
+#[macro_export]
+macro_rules! sometimes {
+    ($cond:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__property!($crate::__private::SOMETIMES, "sometimes", $cond, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("sometimes!(condition, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `reachable!("message" [, {details}])`: the call must be reached at least
+/// once across the sweep.
+#[macro_export]
+macro_rules! reachable {
+    ($msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__property!($crate::__private::REACHABLE, "reachable", true, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("reachable!(\"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `assert_unreachable!("message" [, {details}])`: the call must never be
+/// reached; reaching it fails the run at once.
+#[macro_export]
+macro_rules! assert_unreachable {
+    ($msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__property!($crate::__private::UNREACHABLE, "unreachable", true, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("assert_unreachable!(\"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `always_greater_than!(left, right, "message" [, {details}])`: an
+/// [`always!`] of `left > right`.
+#[macro_export]
+macro_rules! always_greater_than {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::ALWAYS, "always", gt, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("always_greater_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `always_greater_than_or_equal_to!(left, right, "message" [, {details}])`:
+/// an [`always!`] of `left >= right`.
+#[macro_export]
+macro_rules! always_greater_than_or_equal_to {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::ALWAYS, "always", ge, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("always_greater_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `always_less_than!(left, right, "message" [, {details}])`: an
+/// [`always!`] of `left < right`.
+#[macro_export]
+macro_rules! always_less_than {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::ALWAYS, "always", lt, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("always_less_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `always_less_than_or_equal_to!(left, right, "message" [, {details}])`:
+/// an [`always!`] of `left <= right`.
+#[macro_export]
+macro_rules! always_less_than_or_equal_to {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::ALWAYS, "always", le, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("always_less_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `sometimes_greater_than!(left, right, "message" [, {details}])`: a
+/// [`sometimes!`] of `left > right`.
+#[macro_export]
+macro_rules! sometimes_greater_than {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", gt, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("sometimes_greater_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `sometimes_greater_than_or_equal_to!(left, right, "message" [, {details}])`:
+/// a [`sometimes!`] of `left >= right`.
+#[macro_export]
+macro_rules! sometimes_greater_than_or_equal_to {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", ge, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("sometimes_greater_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `sometimes_less_than!(left, right, "message" [, {details}])`: a
+/// [`sometimes!`] of `left < right`.
+#[macro_export]
+macro_rules! sometimes_less_than {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", lt, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("sometimes_less_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `sometimes_less_than_or_equal_to!(left, right, "message" [, {details}])`:
+/// a [`sometimes!`] of `left <= right`.
+#[macro_export]
+macro_rules! sometimes_less_than_or_equal_to {
+    ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
+        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", le, $left, $right, $msg, { $($($k => $v),*)? })
+    };
+    ($($t:tt)*) => {
+        $crate::__usage!("sometimes_less_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")
+    };
+}
+
+/// `buggify!("site")`: [`buggify()`] as a macro, for call sites that read
+/// like the FoundationDB `BUGGIFY` idiom.
+#[macro_export]
+macro_rules! buggify {
+    ($site:expr $(,)?) => {
+        $crate::buggify($site)
+    };
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+//! The compile-time property catalog end to end: builds
+//! `examples/catalog_demo.rs` for `wasm32-wasip1` (debug and release, in a
+//! target directory of its own) and checks that the `seedfall_catalog`
+//! custom section of the .wasm holds exactly one record per call site, in
+//! the docs/abi.md format, and that the `seedfall` imports have the ABI's
+//! signatures. Needs the `wasm32-wasip1` rustup target.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Reads an unsigned LEB128 at `*pos`.
+fn leb(buf: &[u8], pos: &mut usize) -> u32 {
+    let (mut result, mut shift) = (0u32, 0);
+    loop {
+        let b = buf[*pos];
+        *pos += 1;
+        result |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return result;
+        }
+        shift += 7;
+    }
+}
+
+fn name<'a>(buf: &'a [u8], pos: &mut usize) -> &'a str {
+    let n = leb(buf, pos) as usize;
+    let s = std::str::from_utf8(&buf[*pos..*pos + n]).unwrap();
+    *pos += n;
+    s
+}
+
+/// (section id, payload) of every section.
+fn sections(buf: &[u8]) -> Vec<(u8, &[u8])> {
+    assert_eq!(&buf[..8], b"\0asm\x01\0\0\0", "not a wasm module");
+    let mut pos = 8;
+    let mut out = Vec::new();
+    while pos < buf.len() {
+        let id = buf[pos];
+        pos += 1;
+        let size = leb(buf, &mut pos) as usize;
+        out.push((id, &buf[pos..pos + size]));
+        pos += size;
+    }
+    out
+}
+
+/// Concatenated payloads of the custom sections named `wanted`.
+fn custom_section(buf: &[u8], wanted: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (id, body) in sections(buf) {
+        if id == 0 {
+            let mut p = 0;
+            if name(body, &mut p) == wanted {
+                out.extend_from_slice(&body[p..]);
+            }
+        }
+    }
+    out
+}
+
+/// The `seedfall` imports as `name(params) -> results`, in import order.
+fn seedfall_imports(buf: &[u8]) -> Vec<String> {
+    let ty = |b: u8| match b {
+        0x7f => "i32",
+        0x7e => "i64",
+        0x7d => "f32",
+        0x7c => "f64",
+        _ => "?",
+    };
+    let mut types = Vec::new();
+    let mut out = Vec::new();
+    for (id, body) in sections(buf) {
+        let mut p = 0;
+        match id {
+            1 => {
+                for _ in 0..leb(body, &mut p) {
+                    assert_eq!(body[p], 0x60);
+                    p += 1;
+                    let n = leb(body, &mut p) as usize;
+                    let params: Vec<_> = body[p..p + n].iter().map(|&b| ty(b)).collect();
+                    p += n;
+                    let n = leb(body, &mut p) as usize;
+                    let results: Vec<_> = body[p..p + n].iter().map(|&b| ty(b)).collect();
+                    p += n;
+                    types.push(format!("({}) -> ({})", params.join(","), results.join(",")));
+                }
+            }
+            2 => {
+                for _ in 0..leb(body, &mut p) {
+                    let module = name(body, &mut p).to_string();
+                    let field = name(body, &mut p).to_string();
+                    assert_eq!(body[p], 0, "only function imports expected");
+                    p += 1;
+                    let t = leb(body, &mut p) as usize;
+                    if module == "seedfall" {
+                        out.push(format!("{field}{}", types[t]));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn build_demo(release: bool) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target_dir = root.join("target").join("catalog-test");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(root)
+        .args(["build", "--quiet", "--target", "wasm32-wasip1", "--example", "catalog_demo"])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        // The outer `cargo test` may set these for the host; not for the guest.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+    if release {
+        cmd.arg("--release");
+    }
+    let out = cmd.output().expect("run cargo");
+    assert!(
+        out.status.success(),
+        "building the demo for wasm32-wasip1 failed (is the target installed? `rustup target add wasm32-wasip1`):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let profile = if release { "release" } else { "debug" };
+    target_dir.join("wasm32-wasip1").join(profile).join("examples").join("catalog_demo.wasm")
+}
+
+/// Every record of examples/catalog_demo.rs as (kind, file, line, message).
+/// Keep in step with that file: the lines are its call sites.
+const EXPECTED: [(&str, &str, &str, &str); 8] = [
+    ("always", "examples/catalog_demo.rs", "9", "balance stays above the overdraft limit"),
+    ("sometimes", "examples/catalog_demo.rs", "10", "an account goes into overdraft"),
+    ("always", "examples/catalog_demo.rs", "11", "balance stays under the cap"),
+    ("sometimes", "examples/catalog_demo.rs", "12", "a rich account exists"),
+    ("always_or_unreachable", "examples/catalog_demo.rs", "25", "batches are never empty"),
+    ("reachable", "examples/catalog_demo.rs", "26", "a batch is checked"),
+    ("reachable", "examples/catalog_demo.rs", "33", "recovery runs"),
+    ("unreachable", "examples/catalog_demo.rs", "34", "a committed entry is lost"),
+];
+
+fn check(release: bool) {
+    let wasm = std::fs::read(build_demo(release)).unwrap();
+    let section = custom_section(&wasm, "seedfall_catalog");
+    assert_eq!(section.last(), Some(&0x1e), "the section ends with a record separator");
+    let text = std::str::from_utf8(&section).unwrap();
+    let mut records: Vec<(&str, &str, &str, &str)> = text
+        .split_terminator('\x1e')
+        .map(|r| {
+            let f: Vec<&str> = r.split('\x1f').collect();
+            assert_eq!(f.len(), 4, "record {r:?}");
+            (f[0], f[1], f[2], f[3])
+        })
+        .collect();
+    // The linker's order follows object files, not the source.
+    records.sort_by_key(|r| r.2.parse::<u32>().unwrap());
+    assert_eq!(records, EXPECTED);
+    assert_eq!(section.len(), 515);
+    assert_eq!(
+        seedfall_imports(&wasm).into_iter().collect::<std::collections::BTreeSet<_>>(),
+        [
+            "assert(i32,i32,i32,i32,i32,i32,i32,i32) -> ()",
+            "buggify(i32,i32) -> (i32)",
+            "random_u64() -> (i64)",
+            "setup_complete(i32,i32) -> ()",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect()
+    );
+}
+
+#[test]
+fn debug_wasm_holds_one_catalog_record_per_call_site() {
+    check(false);
+}
+
+#[test]
+fn release_wasm_holds_one_catalog_record_per_call_site() {
+    check(true);
+}

@@ -1,0 +1,113 @@
+//! Failure folders: everything needed to replay and understand a failure.
+//!
+//! `.seedfall/failures/<config>-seed-<n>-<kind>-<hash>/` holds the schedule
+//! (`faults.json`), the trace (`trace.jsonl`), each node instance's stdout and
+//! stderr, and `summary.json`. A folder is written whole under a temporary
+//! name and renamed into place, so a crash of seedfall never leaves half a
+//! failure behind. `<hash>` is the failure's signature (node and message), so
+//! the same failure of the same seed always lands in the same folder.
+use crate::cache::hash_hex;
+use seedfall_sim::trace::{EventKind, Stdio};
+use seedfall_sim::{Config, Outcome, ScheduleFile};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub const SUMMARY_VERSION: u32 = 1;
+
+pub fn failures_dir(config: &Config) -> PathBuf {
+    config.dir().join(".seedfall").join("failures")
+}
+
+/// The signature of a failure: which node (without replica number) and why.
+pub fn signature(outcome: &Outcome) -> String {
+    let f = outcome.failure.as_ref().expect("a failing outcome");
+    let node = f.node.split('#').next().unwrap_or(&f.node);
+    hash_hex(&[node.as_bytes(), f.message.as_bytes()])[..12].to_string()
+}
+
+pub fn folder_name(config: &Config, outcome: &Outcome) -> String {
+    let f = outcome.failure.as_ref().expect("a failing outcome");
+    let kind = serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| "failure".into());
+    format!("{}-seed-{}-{kind}-{}", config.name, outcome.seed, signature(outcome))
+}
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    version: u32,
+    config: &'a str,
+    config_path: String,
+    seed: u64,
+    verdict: seedfall_sim::Verdict,
+    end: seedfall_sim::outcome::EndReason,
+    end_time_ns: u64,
+    failure: &'a Option<seedfall_sim::failure::Failure>,
+    properties: &'a std::collections::BTreeMap<String, seedfall_sim::props::PropertyRun>,
+    stats: &'a seedfall_sim::Stats,
+    trace_hash: String,
+    trace_events_dropped: u64,
+    replay: String,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes the failure folder of a failing outcome (which must carry its trace).
+pub fn write_failure(config: &Config, outcome: &Outcome) -> Result<PathBuf, String> {
+    let root = failures_dir(config);
+    let name = folder_name(config, outcome);
+    let fin = root.join(&name);
+    let tmp = root.join(format!(".tmp-{name}-{}-{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let io = |e: std::io::Error| format!("cannot write the failure folder {}: {e}", fin.display());
+    std::fs::create_dir_all(&tmp).map_err(io)?;
+    let faults = ScheduleFile::new(&config.name, &outcome.schedule, outcome.schedule.faults.as_deref().unwrap_or(&[]));
+    write(&tmp.join("faults.json"), &serde_json::to_vec_pretty(&faults).unwrap()).map_err(io)?;
+    let mut trace = Vec::new();
+    for e in &outcome.trace {
+        serde_json::to_writer(&mut trace, e).unwrap();
+        trace.push(b'\n');
+    }
+    write(&tmp.join("trace.jsonl"), &trace).map_err(io)?;
+    for (_, instance) in config.instances() {
+        for (stream, ext) in [(Stdio::Stdout, "stdout"), (Stdio::Stderr, "stderr")] {
+            let mut text = String::new();
+            for e in &outcome.trace {
+                if let EventKind::Output { stream: s, text: t } = &e.kind {
+                    if *s == stream && e.node.as_deref() == Some(instance.as_str()) {
+                        text.push_str(t);
+                        text.push('\n');
+                    }
+                }
+            }
+            write(&tmp.join(format!("{instance}.{ext}")), text.as_bytes()).map_err(io)?;
+        }
+    }
+    let rel_faults = fin.join("faults.json");
+    let summary = Summary {
+        version: SUMMARY_VERSION,
+        config: &config.name,
+        config_path: config.path.display().to_string(),
+        seed: outcome.seed,
+        verdict: outcome.verdict,
+        end: outcome.end,
+        end_time_ns: outcome.end_time.nanos(),
+        failure: &outcome.failure,
+        properties: &outcome.properties,
+        stats: &outcome.stats,
+        trace_hash: format!("{:016x}", outcome.trace_hash),
+        trace_events_dropped: outcome.trace_events_dropped,
+        replay: format!("seedfall replay -c {} -seed {} -faults {}", config.path.display(), outcome.seed, rel_faults.display()),
+    };
+    write(&tmp.join("summary.json"), &serde_json::to_vec_pretty(&summary).unwrap()).map_err(io)?;
+    if fin.exists() {
+        std::fs::remove_dir_all(&fin).map_err(io)?;
+    }
+    std::fs::rename(&tmp, &fin).map_err(io)?;
+    Ok(fin)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}

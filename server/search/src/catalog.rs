@@ -1,0 +1,413 @@
+//! The property catalog: every property a node's program contains, found
+//! before any run, so that a must-hit property that never ran can fail a
+//! sweep.
+//!
+//! Rust guests carry it in the `seedfall_catalog` custom section (written by
+//! the SDK's macros at compile time). Go cannot emit custom sections, so for
+//! Go recipes the catalog comes from the sources: the packages the node's
+//! main package depends on (from `go list -deps`), scanned for
+//! `sim.<Kind>(..., "literal", ...)` calls of our SDK and `assert.<Kind>(...)`
+//! calls of the Antithesis Go SDK. A non-literal message is a warning.
+use crate::cache::{write_atomic, Cache};
+use seedfall_sim::props::{CatalogEntry, PropertyKind};
+use std::path::{Path, PathBuf};
+
+pub const SECTION: &str = "seedfall_catalog";
+pub const SDK_GO_PACKAGE: &str = "seedfall.dev/sdk/sim";
+pub const ANTITHESIS_GO_PACKAGE: &str = "github.com/antithesishq/antithesis-sdk-go/assert";
+/// Bound on catalog entries per node.
+pub const ENTRIES_MAX: usize = 100_000;
+
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Catalog {
+    pub entries: Vec<CatalogEntry>,
+    /// `file:line: what is wrong` for calls the catalog could not include.
+    pub warnings: Vec<String>,
+}
+
+/// Records from the `seedfall_catalog` custom section(s) of a module.
+pub fn from_wasm(wasm: &[u8], node: &str) -> Result<Catalog, String> {
+    let mut catalog = Catalog::default();
+    for payload in custom_sections(wasm, SECTION)? {
+        for record in payload.split(|&b| b == 0x1e) {
+            if record.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
+                continue;
+            }
+            let text = String::from_utf8_lossy(record);
+            let fields: Vec<&str> = text.trim_start_matches('\0').split('\x1f').collect();
+            let entry = match fields.as_slice() {
+                [kind, file, line, message] => PropertyKind::from_name(kind).map(|kind| CatalogEntry {
+                    kind,
+                    message: message.to_string(),
+                    location: format!("{file}:{line}"),
+                    node: node.to_string(),
+                }),
+                _ => None,
+            };
+            match entry {
+                Some(e) => catalog.entries.push(e),
+                None => catalog.warnings.push(format!("{node}: unreadable {SECTION} record {text:?}")),
+            }
+            if catalog.entries.len() > ENTRIES_MAX {
+                return Err(format!("{node}: more than {ENTRIES_MAX} catalog entries"));
+            }
+        }
+    }
+    catalog.entries.sort();
+    catalog.entries.dedup();
+    Ok(catalog)
+}
+
+fn leb_u32(bytes: &[u8], at: &mut usize) -> Result<u32, String> {
+    let mut result = 0u32;
+    for shift in (0..35).step_by(7) {
+        let b = *bytes.get(*at).ok_or("truncated module")?;
+        *at += 1;
+        result |= u32::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Ok(result);
+        }
+    }
+    Err("bad LEB128 in module".into())
+}
+
+/// The payloads of every custom section named `name`.
+pub fn custom_sections<'a>(wasm: &'a [u8], name: &str) -> Result<Vec<&'a [u8]>, String> {
+    if wasm.len() < 8 || &wasm[0..4] != b"\0asm" {
+        return Err("not a wasm module".into());
+    }
+    let mut at = 8;
+    let mut out = Vec::new();
+    while at < wasm.len() {
+        let id = wasm[at];
+        at += 1;
+        let size = leb_u32(wasm, &mut at)? as usize;
+        let end = at.checked_add(size).filter(|&e| e <= wasm.len()).ok_or("truncated section")?;
+        if id == 0 {
+            let mut p = at;
+            let name_len = leb_u32(wasm, &mut p)? as usize;
+            let name_end = p.checked_add(name_len).filter(|&e| e <= end).ok_or("bad section name")?;
+            if &wasm[p..name_end] == name.as_bytes() {
+                out.push(&wasm[name_end..end]);
+            }
+        }
+        at = end;
+    }
+    Ok(out)
+}
+
+/// The catalog of a Go node: cached by the build fingerprint.
+pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: &Cache) -> Result<Catalog, String> {
+    let cached = cache.path("catalog", &format!("go-{fingerprint}.json"));
+    if let Ok(text) = std::fs::read_to_string(&cached) {
+        if let Ok(mut c) = serde_json::from_str::<Catalog>(&text) {
+            for e in &mut c.entries {
+                e.node = node.to_string();
+            }
+            return Ok(c);
+        }
+    }
+    let mut catalog = Catalog::default();
+    for file in go_files(dir, package)? {
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        scan_go(&text, &file.display().to_string(), node, &mut catalog);
+    }
+    catalog.entries.sort();
+    catalog.entries.dedup();
+    let json = serde_json::to_vec(&catalog).expect("catalog serialises");
+    write_atomic(&cached, &json).map_err(|e| format!("cannot write {}: {e}", cached.display()))?;
+    Ok(catalog)
+}
+
+/// The non-test Go files of every non-standard, non-module-cache package the
+/// node's main package depends on.
+fn go_files(dir: &Path, package: &str) -> Result<Vec<PathBuf>, String> {
+    let modcache = std::process::Command::new("go").args(["env", "GOMODCACHE"]).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    let out = std::process::Command::new("go")
+        .current_dir(dir)
+        .env("GOOS", "wasip1")
+        .env("GOARCH", "wasm")
+        .args(["list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}|{{join .GoFiles \",\"}}{{end}}", package])
+        .output()
+        .map_err(|e| format!("cannot run `go list`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("go list failed in {}:\n{}", dir.display(), String::from_utf8_lossy(&out.stderr).trim_end()));
+    }
+    let mut files = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((pkg_dir, names)) = line.split_once('|') else { continue };
+        if !modcache.is_empty() && pkg_dir.starts_with(&modcache) {
+            continue;
+        }
+        files.extend(names.split(',').filter(|n| !n.is_empty()).map(|n| Path::new(pkg_dir).join(n)));
+    }
+    Ok(files)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Str(String),
+    Punct(char),
+    Other,
+}
+
+/// A small Go tokenizer: identifiers, string literals (interpreted and raw),
+/// punctuation; comments and runes skipped. Returns tokens with line numbers.
+fn tokenize(src: &str) -> Vec<(Tok, usize)> {
+    let b: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let (mut i, mut line) = (0usize, 1usize);
+    while i < b.len() {
+        let c = b[i];
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c == '/' && b.get(i + 1) == Some(&'/') {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && b.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == '*' && b[i + 1] == '/') {
+                if b[i] == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if c == '"' {
+            let start_line = line;
+            let mut s = String::new();
+            i += 1;
+            while i < b.len() && b[i] != '"' && b[i] != '\n' {
+                if b[i] == '\\' && i + 1 < b.len() {
+                    i += 1;
+                    s.push(match b[i] {
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        other => other,
+                    });
+                } else {
+                    s.push(b[i]);
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push((Tok::Str(s), start_line));
+        } else if c == '`' {
+            let start_line = line;
+            let mut s = String::new();
+            i += 1;
+            while i < b.len() && b[i] != '`' {
+                if b[i] == '\n' {
+                    line += 1;
+                }
+                s.push(b[i]);
+                i += 1;
+            }
+            i += 1;
+            out.push((Tok::Str(s), start_line));
+        } else if c == '\'' {
+            i += 1;
+            while i < b.len() && b[i] != '\'' && b[i] != '\n' {
+                if b[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push((Tok::Other, line));
+        } else if c.is_alphabetic() || c == '_' {
+            let mut s = String::new();
+            while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_') {
+                s.push(b[i]);
+                i += 1;
+            }
+            out.push((Tok::Ident(s), line));
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_alphanumeric() || b[i] == '.' || b[i] == '_') {
+                i += 1;
+            }
+            out.push((Tok::Other, line));
+        } else {
+            out.push((Tok::Punct(c), line));
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Import names bound to `path` in a file (`sim` by default, or its alias).
+fn import_names(toks: &[(Tok, usize)], path: &str) -> Vec<String> {
+    let default = path.rsplit('/').next().unwrap_or(path).to_string();
+    let mut names = Vec::new();
+    for (i, (t, _)) in toks.iter().enumerate() {
+        if *t == Tok::Str(path.to_string()) {
+            match i.checked_sub(1).map(|j| &toks[j].0) {
+                Some(Tok::Ident(alias)) if alias != "import" => names.push(alias.clone()),
+                Some(Tok::Punct('.')) | Some(Tok::Punct('_')) => {}
+                _ => names.push(default.clone()),
+            }
+        }
+    }
+    names
+}
+
+/// Which argument holds the message, and what kind the call asserts.
+fn call_shape(name: &str) -> Option<(PropertyKind, usize)> {
+    use PropertyKind::*;
+    Some(match name {
+        "Always" => (Always, 1),
+        "AlwaysOrUnreachable" => (AlwaysOrUnreachable, 1),
+        "Sometimes" => (Sometimes, 1),
+        "Reachable" => (Reachable, 0),
+        "Unreachable" => (Unreachable, 0),
+        "AlwaysSome" => (Always, 1),
+        "SometimesAll" => (Sometimes, 1),
+        n if n.starts_with("AlwaysGreater") || n.starts_with("AlwaysLess") => (Always, 2),
+        n if n.starts_with("SometimesGreater") || n.starts_with("SometimesLess") => (Sometimes, 2),
+        _ => return None,
+    })
+}
+
+/// Adds the property calls in one Go file to `catalog`.
+pub fn scan_go(src: &str, file: &str, node: &str, catalog: &mut Catalog) {
+    let toks = tokenize(src);
+    let mut pkgs = import_names(&toks, SDK_GO_PACKAGE);
+    pkgs.extend(import_names(&toks, ANTITHESIS_GO_PACKAGE));
+    if pkgs.is_empty() {
+        return;
+    }
+    let mut i = 0;
+    while i + 3 < toks.len() {
+        let (Tok::Ident(pkg), line) = &toks[i] else {
+            i += 1;
+            continue;
+        };
+        let (Tok::Punct('.'), Tok::Ident(name), Tok::Punct('(')) = (&toks[i + 1].0, &toks[i + 2].0, &toks[i + 3].0) else {
+            i += 1;
+            continue;
+        };
+        let shape = call_shape(name);
+        if !pkgs.contains(pkg) || shape.is_none() {
+            i += 1;
+            continue;
+        }
+        let (kind, msg_idx) = shape.unwrap();
+        let args = split_args(&toks[i + 4..]);
+        let literal = args.get(msg_idx).and_then(|arg| literal_string(arg));
+        match literal {
+            Some(message) => catalog.entries.push(CatalogEntry { kind, message, location: format!("{file}:{line}"), node: node.to_string() }),
+            None => catalog.warnings.push(format!(
+                "{file}:{line}: the message of {pkg}.{name} is not a string literal, so seedfall cannot check that it ran"
+            )),
+        }
+        i += 4;
+    }
+}
+
+/// The top-level arguments of a call whose tokens start after `(`.
+fn split_args(toks: &[(Tok, usize)]) -> Vec<Vec<Tok>> {
+    let mut args = vec![Vec::new()];
+    let mut depth = 0usize;
+    for (t, _) in toks {
+        match t {
+            Tok::Punct('(') | Tok::Punct('[') | Tok::Punct('{') => depth += 1,
+            Tok::Punct(')') | Tok::Punct(']') | Tok::Punct('}') if depth == 0 => break,
+            Tok::Punct(')') | Tok::Punct(']') | Tok::Punct('}') => depth -= 1,
+            Tok::Punct(',') if depth == 0 => {
+                args.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        args.last_mut().unwrap().push(t.clone());
+    }
+    args
+}
+
+/// `"a"` or `"a" + "b"`: the concatenated literal; anything else is None.
+fn literal_string(arg: &[Tok]) -> Option<String> {
+    let mut out = String::new();
+    let mut expect_str = true;
+    for t in arg {
+        match (t, expect_str) {
+            (Tok::Str(s), true) => {
+                out.push_str(s);
+                expect_str = false;
+            }
+            (Tok::Punct('+'), false) => expect_str = true,
+            _ => return None,
+        }
+    }
+    (!expect_str).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_go_calls_with_literal_messages() {
+        let src = r#"package main
+import (
+	"fmt"
+	s "seedfall.dev/sdk/sim"
+	"github.com/antithesishq/antithesis-sdk-go/assert"
+)
+func f(x int) {
+	s.Always(x >= 0, "balance never negative", map[string]any{"x": x})
+	s.Sometimes(f(1, 2) > 0, `raw ` + "joined", nil) // comment s.Always(false, "no")
+	s.AlwaysGreaterThan(x, 0, "x positive", nil)
+	s.Reachable("got here", nil)
+	s.Unreachable(fmt.Sprintf("dyn %d", x), nil)
+	assert.Unreachable("the vault opened", nil)
+	/* s.Always(true, "commented out", nil) */
+}
+"#;
+        let mut c = Catalog::default();
+        scan_go(src, "main.go", "server", &mut c);
+        let found: Vec<(PropertyKind, &str, &str)> = c.entries.iter().map(|e| (e.kind, e.message.as_str(), e.location.as_str())).collect();
+        assert_eq!(
+            found,
+            vec![
+                (PropertyKind::Always, "balance never negative", "main.go:8"),
+                (PropertyKind::Sometimes, "raw joined", "main.go:9"),
+                (PropertyKind::Always, "x positive", "main.go:10"),
+                (PropertyKind::Reachable, "got here", "main.go:11"),
+                (PropertyKind::Unreachable, "the vault opened", "main.go:13"),
+            ]
+        );
+        assert_eq!(c.warnings.len(), 1);
+        assert!(c.warnings[0].starts_with("main.go:12: the message of s.Unreachable is not a string literal"), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn files_without_the_sdk_are_ignored() {
+        let mut c = Catalog::default();
+        scan_go("package x\nfunc f() { sim.Always(true, \"x\", nil) }", "x.go", "n", &mut c);
+        assert!(c.entries.is_empty());
+    }
+
+    #[test]
+    fn reads_custom_section_records() {
+        // A module holding only a custom section with two records.
+        let payload = b"always\x1fsrc/main.rs\x1f12\x1fbalance never negative\x1esometimes\x1fsrc/main.rs\x1f20\x1flevel 1 reached\x1e";
+        let mut section = vec![SECTION.len() as u8];
+        section.extend_from_slice(SECTION.as_bytes());
+        section.extend_from_slice(payload);
+        let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+        wasm.push(0);
+        wasm.push(section.len() as u8);
+        wasm.extend_from_slice(&section);
+        let c = from_wasm(&wasm, "bank").unwrap();
+        assert_eq!(c.entries.len(), 2);
+        assert_eq!(c.entries[0].message, "balance never negative");
+        assert_eq!(c.entries[0].location, "src/main.rs:12");
+        assert_eq!(c.entries[1].kind, PropertyKind::Sometimes);
+    }
+}

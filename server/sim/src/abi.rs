@@ -1,0 +1,72 @@
+//! The `seedfall` import module: properties, set-up, randomness, buggify.
+//! The contract is docs/abi.md; the SDKs in sdk/ wrap it.
+//!
+//! A property evaluation that fails the run stops the node at once (the host
+//! call returns an error that ends its `_start`), so nothing the guest does
+//! after a broken invariant can blur the failure.
+use crate::node::NodeCtx;
+use crate::props::{Evaluation, PropertyKind};
+use crate::wasi::{host, mem, Cx};
+use wasmtime::{Caller, Linker};
+
+pub const MODULE: &str = "seedfall";
+
+/// Ends a node whose property failed; recovered by the scheduler.
+#[derive(Debug, Clone, Copy)]
+pub struct PropertyFailed;
+
+impl std::fmt::Display for PropertyFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a property failed")
+    }
+}
+
+impl std::error::Error for PropertyFailed {}
+
+fn text(cx: &Cx<'_>, ptr: u32, len: u32, max: usize) -> Option<String> {
+    if len as usize > max {
+        return None;
+    }
+    let bytes = mem::bytes(cx.mem, ptr, len).ok()?;
+    Some(String::from_utf8_lossy(bytes).into_owned())
+}
+
+pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
+    l.func_wrap(
+        MODULE,
+        "assert",
+        |mut caller: Caller<'_, NodeCtx>, kind: i32, cond: i32, mp: i32, ml: i32, dp: i32, dl: i32, lp: i32, ll: i32| -> wasmtime::Result<()> {
+            let failed = host(&mut caller, |cx| {
+                let kind = PropertyKind::from_abi(kind as u32)?;
+                let message = text(cx, mp as u32, ml as u32, 4096)?;
+                let details = text(cx, dp as u32, dl as u32, crate::props::DETAILS_BYTES_MAX).unwrap_or_default();
+                let location = text(cx, lp as u32, ll as u32, 4096).filter(|l| !l.is_empty());
+                let e = Evaluation { kind, cond: cond != 0, message, details, location };
+                let idx = cx.node.idx;
+                Some(cx.world.evaluate(idx, e))
+            });
+            match failed {
+                Some(true) => Err(wasmtime::Error::new(PropertyFailed)),
+                _ => Ok(()),
+            }
+        },
+    )?;
+    l.func_wrap(MODULE, "setup_complete", |mut caller: Caller<'_, NodeCtx>, dp: i32, dl: i32| {
+        host(&mut caller, |cx| {
+            let details = text(cx, dp as u32, dl as u32, crate::props::DETAILS_BYTES_MAX).unwrap_or_default();
+            let idx = cx.node.idx;
+            cx.world.setup_complete(idx, details);
+        })
+    })?;
+    l.func_wrap(MODULE, "random_u64", |mut caller: Caller<'_, NodeCtx>| -> i64 {
+        host(&mut caller, |cx| cx.world.streams.next_u64(crate::streams::Stream::Random) as i64)
+    })?;
+    l.func_wrap(MODULE, "buggify", |mut caller: Caller<'_, NodeCtx>, sp: i32, sl: i32| -> i32 {
+        host(&mut caller, |cx| {
+            let Some(site) = text(cx, sp as u32, sl as u32, 1024) else { return 0 };
+            let idx = cx.node.idx;
+            i32::from(cx.world.buggify(idx, &site))
+        })
+    })?;
+    Ok(())
+}
