@@ -142,9 +142,22 @@ macro_rules! __catalog_record {
 }
 
 /// Places the call site's catalog record in the `seedfall_catalog` custom
-/// section (wasm32 only). `#[used]` keeps the otherwise unreferenced static
-/// through rustc; wasm-ld concatenates custom sections of the same name and
-/// does not garbage-collect them.
+/// section (wasm32 only).
+///
+/// - `#[used]` keeps the otherwise unreferenced static through rustc (and
+///   LLVM's optimisations and LTO); wasm-ld concatenates the custom sections
+///   of the same name of every object file it links and never
+///   garbage-collects them.
+/// - `#[export_name]` (a program-unique symbol) is what makes it complete:
+///   a dependency crate (including a package's own `lib` target) reaches
+///   wasm-ld as an rlib archive, and wasm-ld only extracts an archive member
+///   that defines a symbol something needs. Custom sections define none, so
+///   the records of a codegen unit the binary never calls into would be
+///   silently dropped (rust-lang/rust#56639), and which ones depends on
+///   codegen-unit partitioning. On wasm, rustc passes `--export` for every
+///   `#[no_mangle]`/`#[export_name]` symbol of every crate, even for a
+///   binary, which forces the member holding the record to be extracted.
+///   The cost is one exported global per call site.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __catalog {
@@ -153,6 +166,13 @@ macro_rules! __catalog {
         const __SEEDFALL_RECORD: &str = $crate::__catalog_record!($kind, $msg);
         #[cfg(target_arch = "wasm32")]
         #[cfg_attr(target_arch = "wasm32", link_section = "seedfall_catalog")]
+        #[cfg_attr(
+            target_arch = "wasm32",
+            export_name = ::core::concat!(
+                "seedfall_catalog:", ::core::module_path!(), ":", ::core::file!(), ":",
+                ::core::line!(), ":", ::core::column!(), ":", $kind, ":", $msg
+            )
+        )]
         #[used]
         static __SEEDFALL_CATALOG_RECORD: [u8; __SEEDFALL_RECORD.len()] =
             $crate::__private::record_bytes(__SEEDFALL_RECORD);
