@@ -106,7 +106,10 @@ mod tests {
 
     #[test]
     fn values_are_debug_formatted_json_strings() {
-        let d = Details::new().field("balance", &-3i64).field("who", "alice").finish();
+        let d = Details::new()
+            .field("balance", &-3i64)
+            .field("who", "alice")
+            .finish();
         assert_eq!(d, r#"{"balance":"-3","who":"\"alice\""}"#);
     }
 
@@ -117,6 +120,9 @@ mod tests {
             .field("o", &Some('\n'))
             .field("k\"ey", &())
             .finish();
-        assert_eq!(d, r#"{"v":"[\"a\\\"b\", \"c\\\\d\"]","o":"Some('\\n')","k\"ey":"()"}"#);
+        assert_eq!(
+            d,
+            r#"{"v":"[\"a\\\"b\", \"c\\\\d\"]","o":"Some('\\n')","k\"ey":"()"}"#
+        );
     }
 }

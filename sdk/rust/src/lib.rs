@@ -13,6 +13,10 @@
 //!
 //! The message of every property macro must be a **string literal**: it is
 //! the property's identity and it goes into the catalog through `concat!`.
+//! Each record also carries an exported symbol so the linker keeps it even
+//! when it sits in library code the binary never calls (see `__catalog!`);
+//! the .wasm therefore has one extra exported global per call site.
+//! docs/sdk-rust.md is the user guide.
 //!
 //! Off `wasm32` (say, a native `cargo run` of the same program) nothing is
 //! recorded: a failing property prints `seedfall: property failed: <message>`
@@ -137,7 +141,38 @@ pub mod __private {
 #[macro_export]
 macro_rules! __catalog_record {
     ($kind:literal, $msg:literal) => {
-        ::core::concat!($kind, "\x1f", ::core::file!(), "\x1f", ::core::line!(), "\x1f", $msg, "\x1e")
+        ::core::concat!(
+            $kind,
+            "\x1f",
+            ::core::file!(),
+            "\x1f",
+            ::core::line!(),
+            "\x1f",
+            $msg,
+            "\x1e"
+        )
+    };
+}
+
+/// The program-unique symbol of a call site's catalog record.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_name {
+    ($kind:literal, $msg:literal) => {
+        ::core::concat!(
+            "seedfall_catalog:",
+            ::core::module_path!(),
+            ":",
+            ::core::file!(),
+            ":",
+            ::core::line!(),
+            ":",
+            ::core::column!(),
+            ":",
+            $kind,
+            ":",
+            $msg
+        )
     };
 }
 
@@ -162,17 +197,16 @@ macro_rules! __catalog_record {
 #[macro_export]
 macro_rules! __catalog {
     ($kind:literal, $msg:literal) => {
+        // The host ignores an `assert` call whose message is over 4096 bytes.
+        const _: () = ::core::assert!(
+            $msg.len() <= 4096,
+            "seedfall: a property message is at most 4096 bytes (docs/abi.md)"
+        );
         #[cfg(target_arch = "wasm32")]
         const __SEEDFALL_RECORD: &str = $crate::__catalog_record!($kind, $msg);
         #[cfg(target_arch = "wasm32")]
         #[cfg_attr(target_arch = "wasm32", link_section = "seedfall_catalog")]
-        #[cfg_attr(
-            target_arch = "wasm32",
-            export_name = ::core::concat!(
-                "seedfall_catalog:", ::core::module_path!(), ":", ::core::file!(), ":",
-                ::core::line!(), ":", ::core::column!(), ":", $kind, ":", $msg
-            )
-        )]
+        #[cfg_attr(target_arch = "wasm32", export_name = $crate::__export_name!($kind, $msg))]
         #[used]
         static __SEEDFALL_CATALOG_RECORD: [u8; __SEEDFALL_RECORD.len()] =
             $crate::__private::record_bytes(__SEEDFALL_RECORD);

@@ -9,7 +9,13 @@ fn here(line: u32) -> String {
 }
 
 fn eval(kind: u32, cond: bool, msg: &str, details: &str, line: u32) -> Evaluation {
-    Evaluation { kind, cond, msg: msg.to_string(), details: details.to_string(), loc: here(line) }
+    Evaluation {
+        kind,
+        cond,
+        msg: msg.to_string(),
+        details: details.to_string(),
+        loc: here(line),
+    }
 }
 
 #[test]
@@ -17,19 +23,42 @@ fn boolean_properties_pass_kind_cond_message_details_and_location() {
     take();
     let balance = -3i64;
     let who = "alice";
-    crate::always!(balance >= 0, "balance is never negative", { "balance" => balance, "who" => who }); let l1 = line!();
-    crate::always_or_unreachable!(true, "refunds are positive"); let l2 = line!();
-    crate::sometimes!(balance == 0, "an account is emptied", { "n" => 1u8, }); let l3 = line!();
-    crate::reachable!("the commit path runs"); let l4 = line!();
-    crate::assert_unreachable!("a deleted account is written", { "id" => 7 }); let l5 = line!();
+    let l1 = line!() + 1;
+    crate::always!(balance >= 0, "balance is never negative", { "balance" => balance, "who" => who });
+    let l2 = line!() + 1;
+    crate::always_or_unreachable!(true, "refunds are positive");
+    let l3 = line!() + 1;
+    crate::sometimes!(balance == 0, "an account is emptied", { "n" => 1u8, });
+    let l4 = line!() + 1;
+    crate::reachable!("the commit path runs");
+    let l5 = line!() + 1;
+    crate::assert_unreachable!("a deleted account is written", { "id" => 7 });
     assert_eq!(
         take(),
         vec![
-            eval(ALWAYS, false, "balance is never negative", r#"{"balance":"-3","who":"\"alice\""}"#, l1),
+            eval(
+                ALWAYS,
+                false,
+                "balance is never negative",
+                r#"{"balance":"-3","who":"\"alice\""}"#,
+                l1
+            ),
             eval(ALWAYS_OR_UNREACHABLE, true, "refunds are positive", "", l2),
-            eval(SOMETIMES, false, "an account is emptied", r#"{"n":"1"}"#, l3),
+            eval(
+                SOMETIMES,
+                false,
+                "an account is emptied",
+                r#"{"n":"1"}"#,
+                l3
+            ),
             eval(REACHABLE, true, "the commit path runs", "", l4),
-            eval(UNREACHABLE, true, "a deleted account is written", r#"{"id":"7"}"#, l5),
+            eval(
+                UNREACHABLE,
+                true,
+                "a deleted account is written",
+                r#"{"id":"7"}"#,
+                l5
+            ),
         ]
     );
 }
@@ -49,7 +78,10 @@ fn numeric_macros_compute_the_condition_with_partial_ord() {
     crate::sometimes_greater_than_or_equal_to!(-1i32, 0i32, "sge false");
     crate::sometimes_less_than!(f64::NAN, 1.0, "slt nan");
     crate::sometimes_less_than_or_equal_to!(1, 1, "sle equal");
-    let got: Vec<(u32, bool, String)> = take().into_iter().map(|e| (e.kind, e.cond, e.msg)).collect();
+    let got: Vec<(u32, bool, String)> = take()
+        .into_iter()
+        .map(|e| (e.kind, e.cond, e.msg))
+        .collect();
     let want: Vec<(u32, bool, String)> = [
         (ALWAYS, true, "gt true"),
         (ALWAYS, false, "gt equal"),
@@ -73,13 +105,27 @@ fn numeric_macros_compute_the_condition_with_partial_ord() {
 #[test]
 fn numeric_macros_add_left_and_right_after_the_callers_details() {
     take();
-    crate::always_less_than!(10, 4, "x below cap", { "node" => "client#2" }); let l1 = line!();
-    crate::sometimes_greater_than!(-3i64, 0, "positive balance"); let l2 = line!();
+    let l1 = line!() + 1;
+    crate::always_less_than!(10, 4, "x below cap", { "node" => "client#2" });
+    let l2 = line!() + 1;
+    crate::sometimes_greater_than!(-3i64, 0, "positive balance");
     assert_eq!(
         take(),
         vec![
-            eval(ALWAYS, false, "x below cap", r#"{"node":"\"client#2\"","left":"10","right":"4"}"#, l1),
-            eval(SOMETIMES, false, "positive balance", r#"{"left":"-3","right":"0"}"#, l2),
+            eval(
+                ALWAYS,
+                false,
+                "x below cap",
+                r#"{"node":"\"client#2\"","left":"10","right":"4"}"#,
+                l1
+            ),
+            eval(
+                SOMETIMES,
+                false,
+                "positive balance",
+                r#"{"left":"-3","right":"0"}"#,
+                l2
+            ),
         ]
     );
 }
@@ -102,8 +148,16 @@ fn numeric_macros_evaluate_each_side_once() {
 
 #[test]
 fn catalog_record_has_the_abi_layout() {
-    let rec = crate::__catalog_record!("sometimes", "queue \"drains\""); let line = line!();
-    assert_eq!(rec, format!("sometimes\x1f{}\x1f{}\x1fqueue \"drains\"\x1e", file!(), line));
+    let line = line!() + 1;
+    let rec = crate::__catalog_record!("sometimes", "queue \"drains\"");
+    assert_eq!(
+        rec,
+        format!(
+            "sometimes\x1f{}\x1f{}\x1fqueue \"drains\"\x1e",
+            file!(),
+            line
+        )
+    );
     const REC: &str = "always\x1fsrc/main.rs\x1f12\x1fok\x1e";
     let bytes: [u8; REC.len()] = crate::__private::record_bytes(REC);
     assert_eq!(&bytes, b"always\x1fsrc/main.rs\x1f12\x1fok\x1e");
@@ -119,7 +173,10 @@ fn random_below_rejects_the_incomplete_block() {
     // n = 2^63 + 1: 2^64 mod n == 2^63 - 1, so draws below that are redrawn.
     let n = (1u64 << 63) + 1;
     let mut seq = [(1u64 << 63) - 2, u64::MAX].into_iter();
-    assert_eq!(crate::below_with(n, || seq.next().unwrap()), (1u64 << 63) - 2);
+    assert_eq!(
+        crate::below_with(n, || seq.next().unwrap()),
+        (1u64 << 63) - 2
+    );
     // A power of two never rejects: the low bits are used as they are.
     let mut seq = [0xffff_ffff_ffff_fff5u64].into_iter();
     assert_eq!(crate::below_with(16, || seq.next().unwrap()), 5);
@@ -139,13 +196,19 @@ fn random_below_stays_in_bounds_and_covers_the_range() {
     for _ in 0..6000 {
         seen[crate::random_below(6) as usize] += 1;
     }
-    assert!(seen.iter().all(|&c| c > 0), "some face of 0..6 never came up: {seen:?}");
+    assert!(
+        seen.iter().all(|&c| c > 0),
+        "some face of 0..6 never came up: {seen:?}"
+    );
 }
 
 #[test]
 fn random_below_zero_panics_with_a_message() {
     let err = std::panic::catch_unwind(|| crate::random_below(0)).unwrap_err();
-    assert_eq!(err.downcast_ref::<&str>(), Some(&"seedfall::random_below(0): the range 0..0 is empty"));
+    assert_eq!(
+        err.downcast_ref::<&str>(),
+        Some(&"seedfall::random_below(0): the range 0..0 is empty")
+    );
 }
 
 #[test]
