@@ -187,3 +187,29 @@ pub fn finding_line(project: &Project, f: &seedfall_search::properties::Finding)
     let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
     format!("{what}: {} \"{message}\"{at}", kind.name())
 }
+
+/// One trace event as a timeline line (after its time and node columns).
+pub fn event_text(kind: &seedfall_sim::trace::EventKind) -> String {
+    use seedfall_sim::trace::{EventKind, Stdio};
+    match kind {
+        EventKind::Output { stream: Stdio::Stdout, text } => format!("| {text}"),
+        EventKind::Output { stream: Stdio::Stderr, text } => format!("! {text}"),
+        EventKind::Start => "started".into(),
+        EventKind::Restart => "restarted on what its disk kept".into(),
+        EventKind::Exit { code } => format!("exited with code {code}"),
+        EventKind::Trap { message } => format!("trapped: {message}"),
+        EventKind::Unsupported { call } => format!("called unsupported {call} (returned an error)"),
+        EventKind::Failure { message } => format!("FAILED: {message}"),
+        EventKind::End { reason } => format!("run ended: {reason}"),
+        EventKind::Property { kind, message, cond, .. } => format!("property {} \"{message}\" = {cond}", kind.name()),
+        EventKind::SetupComplete => "setup complete".into(),
+        EventKind::Fault { fault } => format!("fault: {}", fault.describe()),
+        EventKind::Branch { streams } => format!("branch: re-keyed {}", streams.join(",")),
+        EventKind::Crash { sectors_lost, sectors_torn_kept } => {
+            format!("crashed: {sectors_lost} unsynced sectors lost, {sectors_torn_kept} torn sectors kept")
+        }
+        EventKind::Fsync { ok: true } => "fsync".into(),
+        EventKind::Fsync { ok: false } => "fsync failed (EIO)".into(),
+        EventKind::Families { families } => format!("fault families on: {}", if families.is_empty() { "none".to_string() } else { families.join(", ") }),
+    }
+}

@@ -1,7 +1,6 @@
 //! `seedfall replay`: one seed again, with everything every node wrote.
 use crate::{load, output};
 use clap::Args;
-use seedfall_sim::trace::{EventKind, Stdio};
 use seedfall_sim::{run, RunOptions, VTime, Verdict};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -62,20 +61,7 @@ pub fn main(a: ReplayArgs) -> i32 {
         for e in &outcome.trace {
             let t = VTime(e.time_ns).to_string();
             let node = e.node.as_deref().unwrap_or("");
-            let text = match &e.kind {
-                EventKind::Output { stream: Stdio::Stdout, text } => format!("| {text}"),
-                EventKind::Output { stream: Stdio::Stderr, text } => format!("! {text}"),
-                EventKind::Start => "started".into(),
-                EventKind::Exit { code } => format!("exited with code {code}"),
-                EventKind::Trap { message } => format!("trapped: {message}"),
-                EventKind::Unsupported { call } => format!("called unsupported {call} (returned an error)"),
-                EventKind::Failure { message } => format!("FAILED: {message}"),
-                EventKind::End { reason } => format!("run ended: {reason}"),
-                EventKind::Property { kind, message, cond, .. } => format!("property {} \"{message}\" = {cond}", kind.name()),
-                EventKind::SetupComplete => "setup complete".into(),
-                EventKind::Fault { fault } => format!("fault: {}", fault.describe()),
-                EventKind::Branch { streams } => format!("branch: re-keyed {}", streams.join(",")),
-            };
+            let text = output::event_text(&e.kind);
             println!("{t:>16}  {node:<width$}  {text}");
         }
         println!();

@@ -99,7 +99,7 @@ pub fn main(a: RunArgs) -> i32 {
     let mut failures = Vec::new();
     let mut failed_seeds = Vec::new();
     let mut hashes = Vec::new();
-    let options = SweepOptions { seeds, jobs, profile: a.profile };
+    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None };
     let summary = seedfall_search::sweep(&project.program, &options, &stop, |outcome| {
         bar.inc(1);
         table.add(outcome);

@@ -12,6 +12,8 @@ pub struct SweepOptions {
     pub jobs: usize,
     /// Measure host-call time (benchmarks).
     pub profile: bool,
+    /// Weaken one durability guarantee (`seedfall mutate`).
+    pub mutation: Option<seedfall_sim::disk::Mutation>,
 }
 
 /// Totals of a sweep. Rates use the sweep's wall time.
@@ -35,7 +37,7 @@ pub struct SweepSummary {
 /// passing runs are dropped on the worker to keep memory flat.
 pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut on_outcome: impl FnMut(&Outcome)) -> SweepSummary {
     let started = Instant::now();
-    let run_options = RunOptions { profile: options.profile };
+    let run_options = RunOptions { profile: options.profile, mutation: options.mutation };
     let mut summary = SweepSummary::default();
     pool::run_ordered(
         options.seeds.len(),

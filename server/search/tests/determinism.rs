@@ -27,7 +27,7 @@ fn same_schedule_twice_in_one_process_gives_the_same_trace() {
 #[test]
 fn concurrent_runs_do_not_disturb_each_other() {
     let p = project();
-    let alone = run(&p.program, &Schedule::seed(5), &RunOptions { profile: true });
+    let alone = run(&p.program, &Schedule::seed(5), &RunOptions { profile: true, ..RunOptions::default() });
     let hashes: Vec<u64> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..2).map(|_| s.spawn(|| run(&p.program, &Schedule::seed(5), &RunOptions::default()).trace_hash)).collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -40,7 +40,7 @@ fn sweep_merges_in_seed_order() {
     let p = project();
     for jobs in [1, 2] {
         let mut seen = Vec::new();
-        let summary = seedfall_search::sweep(&p.program, &SweepOptions { seeds: SeedRange::parse("20-35").unwrap(), jobs, profile: false }, &AtomicBool::new(false), |o| seen.push(o.seed));
+        let summary = seedfall_search::sweep(&p.program, &SweepOptions { seeds: SeedRange::parse("20-35").unwrap(), jobs, profile: false, mutation: None }, &AtomicBool::new(false), |o| seen.push(o.seed));
         assert_eq!(seen, (20..=35).collect::<Vec<_>>());
         assert_eq!(summary.runs, 16);
     }

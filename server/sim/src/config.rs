@@ -24,6 +24,84 @@ pub struct Config {
     pub nodes: Vec<NodeSpec>,
     pub limits: Limits,
     pub determinism: Determinism,
+    pub disk: DiskConfig,
+    pub faults: FaultConfig,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskConfig {
+    pub sector_bytes: u64,
+    /// Mean virtual time of a read or write; each op draws from [mean/2, 3mean/2].
+    pub io_latency_ns: u64,
+    /// Mean virtual time of an fsync, during which the node waits.
+    pub fsync_latency_ns: u64,
+}
+
+impl Default for DiskConfig {
+    fn default() -> Self {
+        DiskConfig { sector_bytes: 512, io_latency_ns: 20_000, fsync_latency_ns: 1_000_000 }
+    }
+}
+
+/// A range of virtual durations, drawn uniformly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+/// Fault rates. Every family is off unless configured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FaultConfig {
+    /// Each seed switches a random half of the configured families on.
+    pub swarm: bool,
+    pub crash: Option<CrashFaults>,
+    pub fsync_eio: Option<FsyncEioFaults>,
+    pub torn_writes: bool,
+    pub pause: Option<TimedFaults>,
+    pub clock_skew: Option<SkewFaults>,
+    pub clock_jump: Option<JumpFaults>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrashFaults {
+    /// Expected crashes per virtual second per targeted instance.
+    pub rate: f64,
+    pub restart_after: Option<Span>,
+    /// Odds that a crash lands inside the node's next disk operation.
+    pub during_disk_op: f64,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FsyncEioFaults {
+    /// Odds that one fsync fails.
+    pub probability: f64,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedFaults {
+    pub rate: f64,
+    pub duration: Span,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkewFaults {
+    pub rate: f64,
+    pub duration: Span,
+    /// Largest drift, in parts per million (100000 = clocks 10% fast or slow).
+    pub max_ppm: u64,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct JumpFaults {
+    pub rate: f64,
+    /// Largest jump of the realtime clock, forward or backward.
+    pub max_ns: u64,
+    pub nodes: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -158,7 +236,14 @@ struct Parser {
 
 type Parsed<T> = Result<T, ConfigError>;
 
-const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism"];
+const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "faults"];
+const DISK_FIELDS: &[&str] = &["sector_bytes", "io_latency", "fsync_latency"];
+const FAULT_FIELDS: &[&str] = &["swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump"];
+const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "nodes"];
+const EIO_FIELDS: &[&str] = &["probability", "nodes"];
+const PAUSE_FIELDS: &[&str] = &["rate", "duration", "nodes"];
+const SKEW_FIELDS: &[&str] = &["rate", "duration", "max_ppm", "nodes"];
+const JUMP_FIELDS: &[&str] = &["rate", "max", "nodes"];
 const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload"];
 const GO_FIELDS: &[&str] = &["dir", "package", "tags"];
 const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
@@ -271,7 +356,142 @@ impl Parser {
             }
             None => Determinism::default(),
         };
-        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism })
+        let disk = match map.get("disk") {
+            Some(v) => self.disk(v)?,
+            None => DiskConfig::default(),
+        };
+        let faults = match map.get("faults") {
+            Some(v) => self.faults(v, &nodes)?,
+            None => FaultConfig::default(),
+        };
+        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism, disk, faults })
+    }
+
+    fn duration_value(&self, v: &Value, path: &str) -> Parsed<u64> {
+        let text = self.string(v, path)?;
+        parse_duration(&text).map(|d| d.nanos()).ok_or_else(|| self.err(path, format!("expected a duration like \"10ms\", found \"{text}\"")))
+    }
+
+    /// `"100ms"` or `"50ms-500ms"`.
+    fn span(&self, v: &Value, path: &str) -> Parsed<Span> {
+        let text = self.string(v, path)?;
+        let bad = || self.err(path, format!("expected a duration like \"100ms\" or a range like \"50ms-500ms\", found \"{text}\""));
+        let (a, b) = match text.split_once('-') {
+            Some((a, b)) => (parse_duration(a).ok_or_else(bad)?, parse_duration(b).ok_or_else(bad)?),
+            None => {
+                let d = parse_duration(&text).ok_or_else(bad)?;
+                (d, d)
+            }
+        };
+        if b < a {
+            return Err(self.err(path, format!("the range \"{text}\" ends before it starts")));
+        }
+        Ok(Span { min_ns: a.nanos(), max_ns: b.nanos() })
+    }
+
+    fn number(&self, v: &Value, path: &str, min: f64, max: f64) -> Parsed<f64> {
+        match v.as_f64() {
+            Some(x) if x >= min && x <= max => Ok(x),
+            _ => Err(self.err(path, format!("expected a number from {min} to {max}, found {}", show(v)))),
+        }
+    }
+
+    fn disk(&self, v: &Value) -> Parsed<DiskConfig> {
+        let m = self.object(v, "$.disk", DISK_FIELDS)?;
+        let mut d = DiskConfig::default();
+        if let Some(x) = m.get("sector_bytes") {
+            d.sector_bytes = self.uint(x, "$.disk.sector_bytes", 64, 1 << 16)?;
+            if !d.sector_bytes.is_power_of_two() {
+                return Err(self.err("$.disk.sector_bytes", format!("expected a power of two, found {}", d.sector_bytes)));
+            }
+        }
+        if let Some(x) = m.get("io_latency") {
+            d.io_latency_ns = self.duration_value(x, "$.disk.io_latency")?;
+        }
+        if let Some(x) = m.get("fsync_latency") {
+            d.fsync_latency_ns = self.duration_value(x, "$.disk.fsync_latency")?;
+        }
+        Ok(d)
+    }
+
+    /// `nodes` names config nodes (all their replicas); absent means every node.
+    fn targets(&self, m: &Map<String, Value>, path: &str, nodes: &[NodeSpec]) -> Parsed<Vec<String>> {
+        let Some(v) = m.get("nodes") else { return Ok(nodes.iter().map(|n| n.name.clone()).collect()) };
+        let names = self.strings(v, &format!("{path}.nodes"))?;
+        let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        for (i, n) in names.iter().enumerate() {
+            if !known.contains(&n.as_str()) {
+                let hint = did_you_mean(n, &known).map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default();
+                return Err(self.err(&format!("{path}.nodes[{i}]"), format!("no node is named \"{n}\"{hint}")));
+            }
+        }
+        Ok(names)
+    }
+
+    fn rate(&self, m: &Map<String, Value>, path: &str) -> Parsed<f64> {
+        match m.get("rate") {
+            Some(x) => self.number(x, &format!("{path}.rate"), 0.0, 1000.0),
+            None => Err(self.err(path, "missing field \"rate\" (expected faults per virtual second per node instance)")),
+        }
+    }
+
+    fn faults(&self, v: &Value, nodes: &[NodeSpec]) -> Parsed<FaultConfig> {
+        let m = self.object(v, "$.faults", FAULT_FIELDS)?;
+        let mut f = FaultConfig::default();
+        if let Some(x) = m.get("swarm") {
+            f.swarm = self.bool(x, "$.faults.swarm")?;
+        }
+        if let Some(x) = m.get("torn_writes") {
+            f.torn_writes = self.bool(x, "$.faults.torn_writes")?;
+        }
+        if let Some(x) = m.get("crash") {
+            let p = "$.faults.crash";
+            let c = self.object(x, p, CRASH_FIELDS)?;
+            f.crash = Some(CrashFaults {
+                rate: self.rate(c, p)?,
+                restart_after: c.get("restart_after").map(|v| self.span(v, &format!("{p}.restart_after"))).transpose()?,
+                during_disk_op: c.get("during_disk_op").map(|v| self.number(v, &format!("{p}.during_disk_op"), 0.0, 1.0)).transpose()?.unwrap_or(0.0),
+                nodes: self.targets(c, p, nodes)?,
+            });
+        }
+        if let Some(x) = m.get("fsync_eio") {
+            let p = "$.faults.fsync_eio";
+            let c = self.object(x, p, EIO_FIELDS)?;
+            let probability = match c.get("probability") {
+                Some(v) => self.number(v, &format!("{p}.probability"), 0.0, 1.0)?,
+                None => return Err(self.err(p, "missing field \"probability\" (the odds that one fsync fails)")),
+            };
+            f.fsync_eio = Some(FsyncEioFaults { probability, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("pause") {
+            let p = "$.faults.pause";
+            let c = self.object(x, p, PAUSE_FIELDS)?;
+            let duration = match c.get("duration") {
+                Some(v) => self.span(v, &format!("{p}.duration"))?,
+                None => return Err(self.err(p, "missing field \"duration\"")),
+            };
+            f.pause = Some(TimedFaults { rate: self.rate(c, p)?, duration, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("clock_skew") {
+            let p = "$.faults.clock_skew";
+            let c = self.object(x, p, SKEW_FIELDS)?;
+            let duration = match c.get("duration") {
+                Some(v) => self.span(v, &format!("{p}.duration"))?,
+                None => return Err(self.err(p, "missing field \"duration\"")),
+            };
+            let max_ppm = c.get("max_ppm").map(|v| self.uint(v, &format!("{p}.max_ppm"), 1, 900_000)).transpose()?.unwrap_or(100_000);
+            f.clock_skew = Some(SkewFaults { rate: self.rate(c, p)?, duration, max_ppm, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("clock_jump") {
+            let p = "$.faults.clock_jump";
+            let c = self.object(x, p, JUMP_FIELDS)?;
+            let max_ns = match c.get("max") {
+                Some(v) => self.duration_value(v, &format!("{p}.max"))?,
+                None => return Err(self.err(p, "missing field \"max\" (the largest jump, like \"10s\")")),
+            };
+            f.clock_jump = Some(JumpFaults { rate: self.rate(c, p)?, max_ns, nodes: self.targets(c, p, nodes)? });
+        }
+        Ok(f)
     }
 
     fn node(&self, v: &Value, path: &str) -> Parsed<NodeSpec> {
@@ -499,6 +719,31 @@ mod tests {
         );
         assert!(err("{").starts_with("$: not valid JSON"));
         assert_eq!(err(r#"{"version": 2}"#), "$.version: this seedfall reads config version 1, found 2");
+    }
+
+    #[test]
+    fn fault_sections_parse_and_check_node_names() {
+        let c = parse(r#"{"duration": "2s", "nodes": [{"name": "server", "wasm": "s.wasm"}],
+            "faults": {"crash": {"rate": 0.5, "restart_after": "50ms-500ms", "during_disk_op": 0.5}, "torn_writes": true,
+                       "fsync_eio": {"probability": 0.1, "nodes": ["server"]}},
+            "disk": {"sector_bytes": 4096, "fsync_latency": "2ms"}}"#).unwrap();
+        let crash = c.faults.crash.unwrap();
+        assert_eq!(crash.restart_after, Some(Span { min_ns: 50_000_000, max_ns: 500_000_000 }));
+        assert_eq!(crash.nodes, ["server"]);
+        assert!(c.faults.torn_writes);
+        assert_eq!(c.disk.sector_bytes, 4096);
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "server", "wasm": "s"}], "faults": {"pause": {"rate": 1, "duration": "1ms", "nodes": ["sever"]}}}"#),
+            "$.faults.pause.nodes[0]: no node is named \"sever\" (did you mean \"server\"?)"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "s", "wasm": "s"}], "faults": {"crash": {"rate": 1, "restart_after": "5s-1s"}}}"#),
+            "$.faults.crash.restart_after: the range \"5s-1s\" ends before it starts"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "s", "wasm": "s"}], "faults": {"crashes": {}}}"#),
+            "$.faults.crashes: unknown field \"crashes\" (did you mean \"crash\"?)"
+        );
     }
 
     #[test]

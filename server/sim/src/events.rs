@@ -14,6 +14,14 @@ pub const EVENTS_PENDING_MAX: usize = 1_000_000;
 pub enum Event {
     /// Wake node `node_idx` if it is still in the wait numbered `wait_id`.
     Wake { node_idx: usize, wait_id: u64 },
+    /// Apply entry `plan_idx` of the run's fault plan.
+    Fault { plan_idx: usize },
+    /// Start node `node_idx` again, if it is still in crash number `generation`.
+    Restart { node_idx: usize, generation: u64 },
+    /// A pause of the node may be over.
+    Resume { node_idx: usize },
+    /// A clock skew of the node ends (unless a later one replaced it).
+    SkewEnd { node_idx: usize, skew_id: u64 },
 }
 
 #[derive(Default)]

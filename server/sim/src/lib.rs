@@ -15,11 +15,13 @@
 //! took on this machine) and never feed back into the simulation.
 
 pub mod abi;
+pub mod clockmodel;
 pub mod config;
 pub mod disk;
 pub mod engine;
 pub mod events;
 pub mod failure;
+pub mod faults;
 pub mod node;
 pub mod outcome;
 pub mod program;

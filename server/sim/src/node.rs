@@ -29,6 +29,9 @@ pub struct NodeLocal {
     pub stderr: LineBuffer,
     pub antithesis: LineBuffer,
     pub memory_bytes_max: usize,
+    /// Set by a host call in which the node crashed: the call then ends the
+    /// node's `_start` instead of returning to it.
+    pub crashed: bool,
 }
 
 impl NodeLocal {
@@ -49,6 +52,7 @@ impl NodeLocal {
             stderr: LineBuffer::default(),
             antithesis: LineBuffer::default(),
             memory_bytes_max: memory_bytes_max as usize,
+            crashed: false,
         }
     }
 }

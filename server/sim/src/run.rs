@@ -1,37 +1,76 @@
 //! `run`: one deterministic run, a pure function of program and schedule.
-use crate::node::NodeLocal;
 use crate::outcome::{EndReason, Outcome, Stats, Verdict};
 use crate::program::Program;
 use crate::schedule::Schedule;
 use crate::scheduler::Scheduler;
 use crate::trace::EventKind;
-use crate::world::{NodeState, Status, World};
-use std::collections::VecDeque;
+use crate::world::{NodeState, World};
+use crate::config::Config;
+use crate::faults::{self, Planned};
+use crate::events::Event;
+use crate::schedule::Fault;
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Measure real time spent in host calls (benchmarks).
     pub profile: bool,
+    /// Weaken one durability guarantee of every disk (`seedfall mutate`).
+    pub mutation: Option<crate::disk::Mutation>,
+}
+
+/// Disks per the config; the fault plan drawn from the rates, or taken
+/// exactly from the schedule.
+fn setup_disks_and_faults(w: &mut World, config: &Config, schedule: &Schedule, options: &RunOptions) {
+    for d in &mut w.disks {
+        *d = crate::disk::Disk::new(config.disk.sector_bytes);
+        d.mutation = options.mutation;
+    }
+    w.faults.io_latency_ns = config.disk.io_latency_ns;
+    w.faults.fsync_latency_ns = config.disk.fsync_latency_ns;
+    w.faults.eio_probability = config.faults.fsync_eio.as_ref().map_or(0.0, |e| e.probability);
+    w.faults.eio_targets = (0..w.nodes.len()).map(|i| faults::eio_target(config, i)).collect();
+    let timed: Vec<(crate::vtime::VTime, Planned)> = match &schedule.faults {
+        None => {
+            w.faults.families = faults::families(&config.faults, &mut w.streams);
+            if config.faults.swarm {
+                let families = w.faults.families.names().into_iter().map(str::to_string).collect();
+                w.record(None, EventKind::Families { families });
+            }
+            faults::plan(config, &w.faults.families, &mut w.streams)
+        }
+        Some(list) => {
+            let mut timed = Vec::new();
+            for f in list {
+                match f {
+                    Fault::Crash { disk_op: Some(_), .. } => w.faults.crash_at_op.push(f.clone()),
+                    Fault::FsyncEio { node, sync, .. } => {
+                        if let Some(i) = w.node_index(node) {
+                            w.faults.eio_at_sync.push((i, *sync));
+                        }
+                    }
+                    Fault::Buggify { .. } => {}
+                    timed_fault => timed.push((crate::vtime::VTime(timed_fault.at_ns()), Planned::Exact(timed_fault.clone()))),
+                }
+            }
+            timed
+        }
+    };
+    for (at, planned) in timed {
+        let plan_idx = w.faults.plan.len();
+        w.faults.plan.push(planned);
+        w.push_event(at, Event::Fault { plan_idx });
+    }
 }
 
 pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outcome {
     let started = std::time::Instant::now();
     let config = &program.config;
     let instances = config.instances();
-    let states = instances
-        .iter()
-        .map(|(node_idx, name)| NodeState {
-            name: name.clone(),
-            workload: config.nodes[*node_idx].workload,
-            status: Status::Runnable,
-            wait_id: 0,
-            fuel_charged: 0,
-            stderr_tail: VecDeque::new(),
-        })
-        .collect();
+    let states = instances.iter().map(|(node_idx, name)| NodeState::new(name.clone(), config.nodes[*node_idx].workload)).collect();
     let mut world = World::new(schedule.seed, config.limits.clone(), states, options.profile);
     world.faults_planned = schedule.faults.clone();
+    setup_disks_and_faults(&mut world, config, schedule, options);
     let mut branches = schedule.branches.clone();
     branches.sort_by_key(|b| b.at_ns);
     world.branches_pending = branches.into();
@@ -44,8 +83,8 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         let mut env: Vec<(String, String)> = spec.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         env.push(("SEEDFALL_NODE".into(), name.clone()));
         env.push(("ANTITHESIS_SDK_LOCAL_OUTPUT".into(), crate::wasi::fdtable::ANTITHESIS_OUTPUT.into()));
-        let local = NodeLocal::new(idx, &args, &env, config.limits.memory_bytes_max);
-        scheduler.start(&program.engine.inner, &program.nodes[*node_idx].pre, local);
+        let _ = idx;
+        scheduler.add(&program.engine.inner, &program.nodes[*node_idx].pre, args, env, config.limits.memory_bytes_max);
     }
     let (end, failure) = scheduler.drive(config.duration);
     let instantiate_ns = *scheduler.instantiate_ns.lock().unwrap();

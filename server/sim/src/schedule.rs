@@ -34,6 +34,28 @@ impl Schedule {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Fault {
+    /// Power loss on `node` at `at_ns`, or, with `disk_op`, inside its disk
+    /// operation number `disk_op` (counted from 1 over the disk's life).
+    /// Unsynced data is lost (torn at sector granularity when `torn`); the
+    /// node restarts `restart_after_ns` later, or never.
+    Crash {
+        node: String,
+        at_ns: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        disk_op: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        restart_after_ns: Option<u64>,
+        #[serde(default)]
+        torn: bool,
+    },
+    /// The node's fsync number `sync` (from 1) fails with EIO (fsyncgate).
+    FsyncEio { node: String, sync: u64, at_ns: u64 },
+    /// The node makes no progress from `at_ns` for `duration_ns`.
+    Pause { node: String, at_ns: u64, duration_ns: u64 },
+    /// The node's clocks run at `rate_ppm` millionths of true speed for a while.
+    ClockSkew { node: String, at_ns: u64, rate_ppm: u64, duration_ns: u64 },
+    /// The node's realtime clock steps by `delta_ns` (monotonic is unaffected).
+    ClockJump { node: String, at_ns: u64, delta_ns: i64 },
     /// The `call`-th evaluation (from 1) of buggify site `site` on `node` fired.
     Buggify { node: String, site: String, call: u64, at_ns: u64 },
 }
@@ -41,17 +63,71 @@ pub enum Fault {
 impl Fault {
     pub fn node(&self) -> &str {
         match self {
-            Fault::Buggify { node, .. } => node,
+            Fault::Crash { node, .. }
+            | Fault::FsyncEio { node, .. }
+            | Fault::Pause { node, .. }
+            | Fault::ClockSkew { node, .. }
+            | Fault::ClockJump { node, .. }
+            | Fault::Buggify { node, .. } => node,
         }
     }
     pub fn at_ns(&self) -> u64 {
         match self {
-            Fault::Buggify { at_ns, .. } => *at_ns,
+            Fault::Crash { at_ns, .. }
+            | Fault::FsyncEio { at_ns, .. }
+            | Fault::Pause { at_ns, .. }
+            | Fault::ClockSkew { at_ns, .. }
+            | Fault::ClockJump { at_ns, .. }
+            | Fault::Buggify { at_ns, .. } => *at_ns,
         }
     }
-    /// `buggify server "slow-fsync" (call 3)`
-    pub fn describe(&self) -> String {
+    /// The same fault, stamped with the time it was applied.
+    pub fn at(mut self, now_ns: u64) -> Fault {
+        match &mut self {
+            Fault::Crash { at_ns, .. }
+            | Fault::FsyncEio { at_ns, .. }
+            | Fault::Pause { at_ns, .. }
+            | Fault::ClockSkew { at_ns, .. }
+            | Fault::ClockJump { at_ns, .. }
+            | Fault::Buggify { at_ns, .. } => *at_ns = now_ns,
+        }
+        self
+    }
+
+    /// The family name, as signals and docs call it.
+    pub fn kind(&self) -> &'static str {
         match self {
+            Fault::Crash { .. } => "crash",
+            Fault::FsyncEio { .. } => "fsync_eio",
+            Fault::Pause { .. } => "pause",
+            Fault::ClockSkew { .. } => "clock_skew",
+            Fault::ClockJump { .. } => "clock_jump",
+            Fault::Buggify { .. } => "buggify",
+        }
+    }
+    /// `crash server during disk op #56, restart at 791.388ms`
+    pub fn describe(&self) -> String {
+        use crate::vtime::VTime;
+        match self {
+            Fault::Crash { node, at_ns, disk_op, restart_after_ns, torn } => {
+                let during = disk_op.map(|n| format!(" during disk op #{n}")).unwrap_or_default();
+                let torn = if *torn { ", torn writes" } else { "" };
+                let restart = match restart_after_ns {
+                    Some(d) => format!(", restart at {}", VTime(at_ns + d)),
+                    None => ", no restart".into(),
+                };
+                format!("crash {node}{during}{torn}{restart}")
+            }
+            Fault::FsyncEio { node, sync, .. } => format!("fsync EIO on {node} (fsync #{sync})"),
+            Fault::Pause { node, duration_ns, .. } => format!("pause {node} for {}", VTime(*duration_ns)),
+            Fault::ClockSkew { node, rate_ppm, duration_ns, .. } => {
+                let pct = (*rate_ppm as f64 - 1e6) / 1e4;
+                format!("clock skew {node} {pct:+.2}% for {}", VTime(*duration_ns))
+            }
+            Fault::ClockJump { node, delta_ns, .. } => {
+                let sign = if *delta_ns < 0 { "-" } else { "+" };
+                format!("clock jump {node} {sign}{}", VTime(delta_ns.unsigned_abs()))
+            }
             Fault::Buggify { node, site, call, .. } => format!("buggify {node} \"{site}\" (call {call})"),
         }
     }

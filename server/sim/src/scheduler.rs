@@ -12,6 +12,7 @@ use crate::streams::Stream;
 use crate::trace::EventKind;
 use crate::vtime::VTime;
 use crate::wasi::proc::ProcExit;
+use crate::events::Event;
 use crate::world::{Status, World};
 use std::future::Future;
 use std::pin::Pin;
@@ -27,26 +28,57 @@ type NodeFuture = Pin<Box<dyn Future<Output = wasmtime::Result<()>> + Send>>;
 pub struct Scheduler {
     world: Arc<Mutex<World>>,
     futures: Vec<Option<NodeFuture>>,
+    /// How to start each node instance again after a crash.
+    launches: Vec<Launch>,
     pub instantiate_ns: Arc<Mutex<u64>>,
 }
 
+struct Launch {
+    engine: wasmtime::Engine,
+    pre: InstancePre<NodeCtx>,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    memory_bytes_max: u64,
+}
+
+/// Ends a node whose host call crashed it (a crash inside a disk op).
+#[derive(Debug, Clone, Copy)]
+pub struct NodeCrashed;
+
+impl std::fmt::Display for NodeCrashed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the node crashed")
+    }
+}
+
+impl std::error::Error for NodeCrashed {}
+
 impl Scheduler {
     pub fn new(world: Arc<Mutex<World>>) -> Scheduler {
-        Scheduler { world, futures: Vec::new(), instantiate_ns: Arc::default() }
+        Scheduler { world, futures: Vec::new(), launches: Vec::new(), instantiate_ns: Arc::default() }
     }
 
     /// Adds a node instance; it becomes runnable at the current time.
-    pub fn start(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, local: NodeLocal) {
-        let idx = local.idx;
-        assert_eq!(idx, self.futures.len(), "nodes start in index order");
+    pub fn add(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, args: Vec<String>, env: Vec<(String, String)>, memory_bytes_max: u64) {
+        let idx = self.futures.len();
+        self.launches.push(Launch { engine: engine.clone(), pre: pre.clone(), args, env, memory_bytes_max });
+        self.futures.push(None);
+        self.launch(idx);
+        self.world.lock().unwrap().record(Some(idx), EventKind::Start);
+    }
+
+    /// A fresh instance of node `idx` (its disk is whatever the world holds).
+    fn launch(&mut self, idx: usize) {
+        let l = &self.launches[idx];
+        let local = NodeLocal::new(idx, &l.args, &l.env, l.memory_bytes_max);
         let budget = self.world.lock().unwrap().limits.watchdog_instructions;
-        let mut store = Store::new(engine, NodeCtx { world: self.world.clone(), local });
+        let mut store = Store::new(&l.engine, NodeCtx { world: self.world.clone(), local });
         store.limiter(|ctx| &mut ctx.local);
         store.set_fuel(budget).expect("fuel is on");
         store.fuel_async_yield_interval(Some(FUEL_QUANTUM)).expect("fuel is on");
-        let pre = pre.clone();
+        let pre = l.pre.clone();
         let instantiate_ns = self.instantiate_ns.clone();
-        self.futures.push(Some(Box::pin(async move {
+        self.futures[idx] = Some(Box::pin(async move {
             let started = std::time::Instant::now();
             let instance = pre.instantiate_async(&mut store).await?;
             *instantiate_ns.lock().unwrap() += started.elapsed().as_nanos() as u64;
@@ -54,11 +86,52 @@ impl Scheduler {
             store.data_mut().local.memory = memory;
             let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
             let result = start.call_async(&mut store, ()).await;
-            flush_output(store.data_mut());
+            if !store.data().local.crashed {
+                flush_output(store.data_mut());
+            }
             result
-        })));
-        let mut w = self.world.lock().unwrap();
-        w.record(Some(idx), EventKind::Start);
+        }));
+    }
+
+    /// Fires due events; returns the nodes to drop and to restart (done by
+    /// the caller with the world unlocked: dropping a store may unwind a
+    /// fiber that takes the lock).
+    fn fire_events(w: &mut World) -> (Vec<usize>, Vec<usize>) {
+        let mut restarts = Vec::new();
+        let now = w.now;
+        while let Some(ev) = w.events.pop_due(now) {
+            match ev {
+                Event::Wake { node_idx, wait_id } => w.wake(node_idx, wait_id),
+                Event::Fault { plan_idx } => w.apply_planned(plan_idx),
+                Event::Restart { node_idx, generation } => {
+                    let n = &mut w.nodes[node_idx];
+                    if n.status == Status::Crashed && n.generation == generation {
+                        n.status = Status::Runnable;
+                        n.wait_id += 1;
+                        n.fuel_charged = 0;
+                        restarts.push(node_idx);
+                    }
+                }
+                Event::Resume { node_idx } => {
+                    let n = &mut w.nodes[node_idx];
+                    if n.paused_until.is_some_and(|u| u <= now) {
+                        n.paused_until = None;
+                    }
+                }
+                Event::SkewEnd { node_idx, skew_id } => w.end_skew(node_idx, skew_id),
+            }
+        }
+        (std::mem::take(&mut w.crashed_now), restarts)
+    }
+
+    fn drop_and_restart(&mut self, drops: Vec<usize>, restarts: Vec<usize>) {
+        for idx in drops {
+            self.futures[idx] = None;
+        }
+        for idx in restarts {
+            self.launch(idx);
+            self.world.lock().unwrap().record(Some(idx), EventKind::Restart);
+        }
     }
 
     /// Runs steps until the run ends.
@@ -66,20 +139,22 @@ impl Scheduler {
         let mut cx = Context::from_waker(Waker::noop());
         let mut runnable: Vec<usize> = Vec::with_capacity(self.futures.len());
         loop {
-            let pick = {
+            let (drops, restarts) = {
                 let mut w = self.world.lock().unwrap();
                 if let Some(end) = check_end(&mut w, duration) {
                     return end;
                 }
                 w.apply_due_branches();
+                Self::fire_events(&mut w)
+            };
+            if !drops.is_empty() || !restarts.is_empty() {
+                self.drop_and_restart(drops, restarts);
+            }
+            let pick = {
+                let mut w = self.world.lock().unwrap();
                 let now = w.now;
-                while let Some(ev) = w.events.pop_due(now) {
-                    match ev {
-                        crate::events::Event::Wake { node_idx, wait_id } => w.wake(node_idx, wait_id),
-                    }
-                }
                 runnable.clear();
-                runnable.extend(w.nodes.iter().enumerate().filter(|(_, n)| n.status == Status::Runnable).map(|(i, _)| i));
+                runnable.extend(w.nodes.iter().enumerate().filter(|(_, n)| n.schedulable(now)).map(|(i, _)| i));
                 if runnable.is_empty() {
                     match w.events.next_time() {
                         None => return (EndReason::Idle, None),
@@ -95,25 +170,28 @@ impl Scheduler {
                 }
                 let pick = if runnable.len() == 1 { runnable[0] } else { runnable[w.streams.below(Stream::Sched, runnable.len() as u64) as usize] };
                 w.step += 1;
-                let now = w.now;
                 w.trace.step(pick, now);
                 pick
             };
             let fut = self.futures[pick].as_mut().expect("a runnable node has a future");
             let polled = fut.as_mut().poll(&mut cx);
-            let mut w = self.world.lock().unwrap();
-            match polled {
-                Poll::Pending => {
-                    if w.nodes[pick].status == Status::Runnable {
-                        // No blocking call: the fuel quantum ran out.
-                        w.charge_quantum(pick, FUEL_QUANTUM);
+            let finished = {
+                let mut w = self.world.lock().unwrap();
+                match polled {
+                    Poll::Pending => {
+                        if w.nodes[pick].status == Status::Runnable {
+                            // No blocking call: the fuel quantum ran out.
+                            w.charge_quantum(pick, FUEL_QUANTUM);
+                        }
+                        None
                     }
+                    Poll::Ready(result) => Some(finish(&mut w, pick, result)),
                 }
-                Poll::Ready(result) => {
-                    self.futures[pick] = None;
-                    if let Some(f) = finish(&mut w, pick, result) {
-                        return (EndReason::Failure, Some(f));
-                    }
+            };
+            if let Some(failure) = finished {
+                self.futures[pick] = None;
+                if let Some(f) = failure {
+                    return (EndReason::Failure, Some(f));
                 }
             }
         }
@@ -165,6 +243,10 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
     };
     if let Some(ProcExit(code)) = err.downcast_ref::<ProcExit>() {
         return exited(w, idx, *code);
+    }
+    if err.downcast_ref::<NodeCrashed>().is_some() {
+        assert_eq!(w.nodes[idx].status, Status::Crashed, "NodeCrashed only after a crash");
+        return None;
     }
     if err.downcast_ref::<crate::abi::PropertyFailed>().is_some() {
         return Some(w.property_failure.take().expect("a failed property recorded its failure"));

@@ -35,6 +35,12 @@ pub enum EventKind {
     SetupComplete,
     Fault { fault: crate::schedule::Fault },
     Branch { streams: Vec<String> },
+    /// The node lost power: dirty sectors lost, and kept by torn writes.
+    Crash { sectors_lost: u64, sectors_torn_kept: u64 },
+    Restart,
+    Fsync { ok: bool },
+    /// Fault families switched on for this run (swarm mode).
+    Families { families: Vec<String> },
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]

@@ -26,6 +26,8 @@ pub enum Status {
     Blocked,
     Exited(i32),
     Failed,
+    /// Crashed by a fault; it may restart.
+    Crashed,
 }
 
 pub struct NodeState {
@@ -38,6 +40,55 @@ pub struct NodeState {
     /// as virtual time.
     pub fuel_charged: u64,
     pub stderr_tail: VecDeque<String>,
+    pub clock: crate::clockmodel::NodeClock,
+    /// The node makes no progress before this time (a pause fault).
+    pub paused_until: Option<VTime>,
+    /// Crashes so far; a restart event for an older crash is stale.
+    pub generation: u64,
+    skew_id: u64,
+}
+
+impl NodeState {
+    pub fn new(name: String, workload: bool) -> NodeState {
+        NodeState {
+            name,
+            workload,
+            status: Status::Runnable,
+            wait_id: 0,
+            fuel_charged: 0,
+            stderr_tail: VecDeque::new(),
+            clock: crate::clockmodel::NodeClock::default(),
+            paused_until: None,
+            generation: 0,
+            skew_id: 0,
+        }
+    }
+
+    /// Running or able to run (not exited, failed or crashed).
+    pub fn alive(&self) -> bool {
+        matches!(self.status, Status::Runnable | Status::Blocked)
+    }
+
+    pub fn schedulable(&self, now: VTime) -> bool {
+        self.status == Status::Runnable && self.paused_until.is_none_or(|u| u <= now)
+    }
+}
+
+/// What the run knows about faults beyond the time-based plan.
+#[derive(Default)]
+pub struct FaultState {
+    pub families: crate::faults::Families,
+    pub plan: Vec<crate::faults::Planned>,
+    pub eio_probability: f64,
+    pub eio_targets: Vec<bool>,
+    /// Rates mode: a crash waiting for the node's next disk op (restart delay).
+    pub crash_armed: BTreeMap<usize, Option<u64>>,
+    /// Schedule mode: crashes at (node, disk op number).
+    pub crash_at_op: Vec<Fault>,
+    /// Schedule mode: (node, fsync number) that fail.
+    pub eio_at_sync: Vec<(usize, u64)>,
+    pub io_latency_ns: u64,
+    pub fsync_latency_ns: u64,
 }
 
 pub struct World {
@@ -66,6 +117,9 @@ pub struct World {
     /// Branches not yet applied, earliest first.
     pub branches_pending: VecDeque<Branch>,
     pub setup_complete_ns: Option<u64>,
+    pub faults: FaultState,
+    /// Nodes crashed since the scheduler last looked: their stores must go.
+    pub crashed_now: Vec<usize>,
     /// Per (node, site): enabled for this run, and calls so far.
     buggify_sites: BTreeMap<(usize, String), (bool, u64)>,
     unsupported_seen: BTreeSet<String>,
@@ -76,7 +130,7 @@ pub const BUGGIFY_SITES_MAX: usize = 10_000;
 
 impl World {
     pub fn new(seed: u64, limits: Limits, nodes: Vec<NodeState>, profile: bool) -> World {
-        let disks = nodes.iter().map(|_| Disk::new()).collect();
+        let disks = nodes.iter().map(|_| Disk::default()).collect();
         World {
             seed,
             now: VTime::ZERO,
@@ -97,6 +151,8 @@ impl World {
             faults_planned: None,
             branches_pending: VecDeque::new(),
             setup_complete_ns: None,
+            faults: FaultState::default(),
+            crashed_now: Vec::new(),
             buggify_sites: BTreeMap::new(),
             unsupported_seen: BTreeSet::new(),
         }
@@ -283,5 +339,178 @@ impl World {
         if node.status == Status::Blocked && node.wait_id == wait_id {
             node.status = Status::Runnable;
         }
+    }
+}
+
+impl World {
+    /// Applies entry `plan_idx` of the fault plan, now.
+    pub fn apply_planned(&mut self, plan_idx: usize) {
+        use crate::faults::Planned;
+        let planned = self.faults.plan[plan_idx].clone();
+        let now = self.now.nanos();
+        match planned {
+            Planned::Crash { node_idx, during_disk_op, restart_after_ns } => {
+                if !self.nodes[node_idx].alive() {
+                    return;
+                }
+                if during_disk_op {
+                    self.faults.crash_armed.insert(node_idx, restart_after_ns);
+                } else {
+                    let node = self.nodes[node_idx].name.clone();
+                    let torn = self.faults.families.torn_writes;
+                    self.crash(node_idx, Fault::Crash { node, at_ns: now, disk_op: None, restart_after_ns, torn });
+                }
+            }
+            Planned::Pause { node_idx, duration_ns } => {
+                let node = self.nodes[node_idx].name.clone();
+                self.apply_exact(node_idx, Fault::Pause { node, at_ns: now, duration_ns });
+            }
+            Planned::Skew { node_idx, rate_ppm, duration_ns } => {
+                let node = self.nodes[node_idx].name.clone();
+                self.apply_exact(node_idx, Fault::ClockSkew { node, at_ns: now, rate_ppm, duration_ns });
+            }
+            Planned::Jump { node_idx, delta_ns } => {
+                let node = self.nodes[node_idx].name.clone();
+                self.apply_exact(node_idx, Fault::ClockJump { node, at_ns: now, delta_ns });
+            }
+            Planned::Exact(fault) => {
+                let Some(node_idx) = self.node_index(fault.node()) else { return };
+                self.apply_exact(node_idx, fault);
+            }
+        }
+    }
+
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    /// Applies one time-based fault as described (recording it as applied).
+    fn apply_exact(&mut self, node_idx: usize, fault: Fault) {
+        if !self.nodes[node_idx].alive() {
+            return;
+        }
+        let now = self.now;
+        match &fault {
+            Fault::Crash { .. } => return self.crash(node_idx, fault.clone().at(now.nanos())),
+            Fault::Pause { duration_ns, .. } => {
+                let until = now + *duration_ns;
+                let n = &mut self.nodes[node_idx];
+                n.paused_until = Some(n.paused_until.map_or(until, |u| u.max(until)));
+                self.push_event(until, Event::Resume { node_idx });
+            }
+            Fault::ClockSkew { rate_ppm, duration_ns, .. } => {
+                let n = &mut self.nodes[node_idx];
+                n.clock.set_rate(now, (*rate_ppm).max(1));
+                n.skew_id += 1;
+                let skew_id = n.skew_id;
+                self.push_event(now + *duration_ns, Event::SkewEnd { node_idx, skew_id });
+            }
+            Fault::ClockJump { delta_ns, .. } => {
+                let c = &mut self.nodes[node_idx].clock;
+                c.realtime_offset_ns = c.realtime_offset_ns.saturating_add(*delta_ns);
+            }
+            Fault::FsyncEio { .. } | Fault::Buggify { .. } => unreachable!("not a time-based fault: {fault:?}"),
+        }
+        self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
+        self.faults_applied.push(fault);
+    }
+
+    pub fn end_skew(&mut self, node_idx: usize, skew_id: u64) {
+        let now = self.now;
+        let n = &mut self.nodes[node_idx];
+        if n.skew_id == skew_id {
+            n.clock.set_rate(now, crate::clockmodel::RATE_ONE_PPM);
+        }
+    }
+
+    pub fn push_event(&mut self, at: VTime, event: Event) {
+        if self.events.push(at.max(self.now), event).is_err() {
+            self.fault.get_or_insert_with(|| "the event queue is full (a timer storm?)".to_string());
+        }
+    }
+
+    /// Power loss on a node: its disk keeps only what was durable (torn
+    /// sectors drawn from the `disk` stream), its instance is gone, and it
+    /// restarts later if the fault says so.
+    pub fn crash(&mut self, node_idx: usize, fault: Fault) {
+        let Fault::Crash { restart_after_ns, torn, .. } = fault else { unreachable!("crash() takes a crash") };
+        assert!(self.nodes[node_idx].alive(), "only a live node can crash");
+        let streams = &mut self.streams;
+        let (lost, kept) = self.disks[node_idx].crash(torn, || streams.below(Stream::Disk, 2) == 0);
+        let n = &mut self.nodes[node_idx];
+        n.status = Status::Crashed;
+        n.generation += 1;
+        n.paused_until = None;
+        n.stderr_tail.clear();
+        let generation = n.generation;
+        self.faults.crash_armed.remove(&node_idx);
+        self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
+        self.record(Some(node_idx), EventKind::Crash { sectors_lost: lost, sectors_torn_kept: kept });
+        self.faults_applied.push(fault);
+        self.crashed_now.push(node_idx);
+        if let Some(after) = restart_after_ns {
+            let at = self.now + after;
+            self.push_event(at, Event::Restart { node_idx, generation });
+        }
+    }
+
+    /// Called after a host call that did disk operations `(before, after]`:
+    /// a crash armed for this node, or scheduled at one of those op numbers,
+    /// happens now, inside that operation.
+    pub fn after_disk_ops(&mut self, node_idx: usize, before: u64, after: u64) {
+        if !self.nodes[node_idx].alive() {
+            return;
+        }
+        let node = self.nodes[node_idx].name.clone();
+        if let Some(restart_after_ns) = self.faults.crash_armed.remove(&node_idx) {
+            let torn = self.faults.families.torn_writes;
+            let fault = Fault::Crash { node, at_ns: self.now.nanos(), disk_op: Some(before + 1), restart_after_ns, torn };
+            return self.crash(node_idx, fault);
+        }
+        let due = self.faults.crash_at_op.iter().position(|f| {
+            matches!(f, Fault::Crash { node: n, disk_op: Some(op), .. } if *n == node && *op > before && *op <= after)
+        });
+        if let Some(i) = due {
+            let planned = self.faults.crash_at_op.remove(i);
+            let fault = planned.at(self.now.nanos());
+            self.crash(node_idx, fault);
+        }
+    }
+
+    /// fsync of `ino` on a node's disk, deciding whether it fails with EIO.
+    pub fn fsync(&mut self, node_idx: usize, ino: crate::disk::Ino) -> Result<(), crate::wasi::errno::Errno> {
+        let sync = self.disks[node_idx].syncs + 1;
+        let fail = if self.faults_planned.is_some() {
+            self.faults.eio_at_sync.contains(&(node_idx, sync))
+        } else {
+            self.faults.families.fsync_eio
+                && self.faults.eio_targets.get(node_idx).copied().unwrap_or(false)
+                && (self.streams.next_u64(Stream::Faults) as f64) < self.faults.eio_probability * (u64::MAX as f64)
+        };
+        if fail {
+            let fault = Fault::FsyncEio { node: self.nodes[node_idx].name.clone(), sync, at_ns: self.now.nanos() };
+            self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
+            self.faults_applied.push(fault);
+        }
+        let r = self.disks[node_idx].sync(ino, fail);
+        self.record(Some(node_idx), EventKind::Fsync { ok: r.is_ok() });
+        r
+    }
+
+    /// Virtual time one disk read or write takes, from `disklatency`.
+    pub fn io_latency(&mut self) -> u64 {
+        let mean = self.faults.io_latency_ns;
+        if mean == 0 {
+            return 0;
+        }
+        mean / 2 + self.streams.below(Stream::DiskLatency, mean + 1)
+    }
+
+    pub fn fsync_latency(&mut self) -> u64 {
+        let mean = self.faults.fsync_latency_ns;
+        if mean == 0 {
+            return 0;
+        }
+        mean / 2 + self.streams.below(Stream::DiskLatency, mean + 1)
     }
 }

@@ -73,3 +73,15 @@ pub fn line_of(file: &Path, needle: &str) -> usize {
     let text = std::fs::read_to_string(file).unwrap();
     text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle} not in {}", file.display())) + 1
 }
+
+/// Output with wall-clock figures (`, 3ms real)`) removed: they are the only
+/// part of seedfall's output allowed to differ between identical runs.
+pub fn without_real_times(text: &str) -> String {
+    text.lines()
+        .map(|l| match (l.find(" scheduler steps, "), l.rfind(" real)")) {
+            (Some(a), Some(b)) if a < b => format!("{} scheduler steps){}", &l[..a], &l[b + " real)".len()..]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -64,6 +64,14 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             if at.is_none() {
                 f.offset = offset + n as u64;
             }
+            let (ino, sync) = (f.ino, f.flags & (FDFLAGS_SYNC | FDFLAGS_DSYNC) != 0);
+            let latency = cx.world.io_latency();
+            cx.world.now = cx.world.now + latency;
+            if sync && disk_mutation(cx) != Some(crate::disk::Mutation::OSyncIgnored) {
+                let latency = cx.world.fsync_latency();
+                cx.world.now = cx.world.now + latency;
+                cx.world.fsync(idx, ino)?;
+            }
             Ok(n)
         }
     }
@@ -99,6 +107,8 @@ fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>
             let mut buf = vec![0u8; mem::capacity(cx.mem, iovs, iovs_len)?];
             let offset = at.unwrap_or(f.offset);
             let n = cx.world.disks[idx].read_at(f.ino, offset, &mut buf)?;
+            let latency = cx.world.io_latency();
+            cx.world.now = cx.world.now + latency;
             let placed = mem::scatter(cx.mem, iovs, iovs_len, &buf[..n])?;
             debug_assert_eq!(placed, n);
             if at.is_none() {
@@ -212,7 +222,7 @@ pub fn stat_inode(cx: &mut Cx<'_>, ino: u64, out: u32) -> Result<(), Errno> {
     let idx = cx.node.idx;
     let inode = cx.world.disks[idx].inode(ino)?;
     let ft = if inode.is_dir() { FILETYPE_DIRECTORY } else { FILETYPE_REGULAR_FILE };
-    let (nlink, size) = (inode.nlink, inode.size());
+    let (nlink, size) = (inode.nlink(), inode.size());
     let mtime = super::clock::REALTIME_EPOCH_NS + inode.mtime.nanos();
     let ctime = super::clock::REALTIME_EPOCH_NS + inode.ctime.nanos();
     write_filestat(cx, out, ino, ft, nlink, size, mtime, ctime)
@@ -256,15 +266,28 @@ pub fn fd_filestat_set_times(cx: &mut Cx<'_>, fd: u32) -> Errno {
     ok(cx.node.fds.get(fd).map(|_| ()))
 }
 
-pub fn fd_sync(cx: &mut Cx<'_>, fd: u32) -> Errno {
-    ok((|| {
+/// fsync / fdatasync: the node waits `fsync_latency` of virtual time, then
+/// the data (or, for a directory, its names) becomes durable, or the fsync
+/// fails with EIO (a fault). A crash during the wait means it never happened.
+pub async fn fd_sync(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd: u32) -> wasmtime::Result<i32> {
+    let target = super::host(caller, |cx| -> Result<Option<(u64, crate::vtime::VTime)>, Errno> {
         let ino = match cx.node.fds.get(fd)? {
             Fd::File(f) => f.ino,
             Fd::Dir(d) => d.ino,
-            _ => return Ok(()),
+            _ => return Ok(None),
         };
-        cx.world.disks[cx.node.idx].sync(ino)
-    })())
+        let latency = cx.world.fsync_latency();
+        Ok(Some((ino, cx.world.now + latency)))
+    });
+    let (ino, deadline) = match target {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(0),
+        Err(e) => return Ok(i32::from(e)),
+    };
+    super::poll::suspend(caller, Some(deadline)).await?;
+    let r = super::host(caller, |cx| cx.world.fsync(cx.node.idx, ino));
+    super::link::crashed(caller)?;
+    Ok(i32::from(r.err().unwrap_or(errno::SUCCESS)))
 }
 
 pub fn fd_advise(cx: &mut Cx<'_>, fd: u32) -> Errno {
@@ -333,6 +356,10 @@ pub fn fd_readdir(cx: &mut Cx<'_>, fd: u32, buf: u32, buf_len: u32, cookie: u64,
         mem::bytes_mut(cx.mem, buf, n as u32)?.copy_from_slice(&out[..n]);
         mem::write_u32(cx.mem, used, n as u32)
     })())
+}
+
+fn disk_mutation(cx: &Cx<'_>) -> Option<crate::disk::Mutation> {
+    cx.world.disks[cx.node.idx].mutation
 }
 
 /// Used by `path_open` to decide the new descriptor's type.

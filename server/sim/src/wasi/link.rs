@@ -29,9 +29,19 @@ macro_rules! wasi_fn {
     ($linker:ident, $names:ident, $name:literal, |$cx:ident $(, $arg:ident : $ty:ty)*| $body:expr) => {
         $names.insert($name);
         $linker.func_wrap(WASI, $name, |mut caller: Caller<'_, NodeCtx> $(, $arg: $ty)*| -> wasmtime::Result<i32> {
-            Ok(i32::from(host(&mut caller, |$cx: &mut Cx<'_>| $body)))
+            let errno = host(&mut caller, |$cx: &mut Cx<'_>| $body);
+            crashed(&caller)?;
+            Ok(i32::from(errno))
         })?;
     };
+}
+
+/// A host call in which the node crashed ends the node's `_start`.
+pub fn crashed(caller: &Caller<'_, NodeCtx>) -> wasmtime::Result<()> {
+    if caller.data().local.crashed {
+        return Err(wasmtime::Error::new(crate::scheduler::NodeCrashed));
+    }
+    Ok(())
 }
 
 /// Builds the linker every node of a run uses, and the names it defines.
@@ -62,8 +72,6 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     wasi_fn!(l, n, "fd_filestat_get", |cx, f: i32, o: i32| fd::fd_filestat_get(cx, f as u32, o as u32));
     wasi_fn!(l, n, "fd_filestat_set_size", |cx, f: i32, s: i64| fd::fd_filestat_set_size(cx, f as u32, s as u64));
     wasi_fn!(l, n, "fd_filestat_set_times", |cx, f: i32, _a: i64, _m: i64, _fl: i32| fd::fd_filestat_set_times(cx, f as u32));
-    wasi_fn!(l, n, "fd_sync", |cx, f: i32| fd::fd_sync(cx, f as u32));
-    wasi_fn!(l, n, "fd_datasync", |cx, f: i32| fd::fd_sync(cx, f as u32));
     wasi_fn!(l, n, "fd_advise", |cx, f: i32, _o: i64, _l: i64, _a: i32| fd::fd_advise(cx, f as u32));
     wasi_fn!(l, n, "fd_allocate", |cx, f: i32, o: i64, len: i64| fd::fd_allocate(cx, f as u32, o as u64, len as u64));
     wasi_fn!(l, n, "fd_prestat_get", |cx, f: i32, o: i32| fd::fd_prestat_get(cx, f as u32, o as u32));
@@ -94,6 +102,12 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     l.func_wrap_async(WASI, "poll_oneoff", |mut caller: Caller<'_, NodeCtx>, (i, o, c, ne): (i32, i32, i32, i32)| {
         Box::new(async move { poll::poll_oneoff(&mut caller, i as u32, o as u32, c as u32, ne as u32).await })
     })?;
+    for name in ["fd_sync", "fd_datasync"] {
+        names.insert(name);
+        l.func_wrap_async(WASI, name, |mut caller: Caller<'_, NodeCtx>, (f,): (i32,)| {
+            Box::new(async move { fd::fd_sync(&mut caller, f as u32).await })
+        })?;
+    }
     names.insert("sched_yield");
     l.func_wrap_async(WASI, "sched_yield", |mut caller: Caller<'_, NodeCtx>, (): ()| {
         Box::new(async move { proc::sched_yield(&mut caller).await })

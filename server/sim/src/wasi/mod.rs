@@ -52,7 +52,15 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
     let started = world.profile.then(std::time::Instant::now);
     world.charge_compute(local.idx, fuel_left);
     world.host_calls += 1;
+    let ops_before = world.disks[local.idx].ops;
     let result = call(&mut Cx { mem, node: local, world: &mut world });
+    let ops_after = world.disks[local.idx].ops;
+    if ops_after != ops_before {
+        world.after_disk_ops(local.idx, ops_before, ops_after);
+    }
+    if world.nodes[local.idx].status == crate::world::Status::Crashed {
+        local.crashed = true;
+    }
     if let Some(t) = started {
         world.host_ns += t.elapsed().as_nanos() as u64;
     }

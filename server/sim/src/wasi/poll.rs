@@ -46,11 +46,13 @@ fn read_subs(cx: &Cx<'_>, ptr: u32, count: u32) -> Result<Vec<Sub>, Errno> {
                 let id = u32::from_le_bytes(raw[16..20].try_into().unwrap());
                 let timeout = u64::from_le_bytes(raw[24..32].try_into().unwrap());
                 let flags = u16::from_le_bytes(raw[40..42].try_into().unwrap());
+                let c = cx.world.nodes[cx.node.idx].clock;
+                let now = cx.world.now;
                 let deadline = if flags & SUBCLOCKFLAGS_ABSTIME != 0 {
-                    clock::to_vtime(id, timeout)?
+                    clock::to_vtime(id, timeout, now, &c)?
                 } else {
-                    clock::read(id, cx.world.now)?;
-                    cx.world.now.saturating_add(timeout)
+                    clock::read(id, now, &c)?;
+                    c.world_at(c.node_ns(now).saturating_add(timeout), now)
                 };
                 Sub::Clock { userdata, deadline }
             }

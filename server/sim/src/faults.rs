@@ -1,0 +1,141 @@
+//! The fault plan of a run: which faults happen, where and when.
+//!
+//! Without a schedule, faults are drawn from the config's rates, all from the
+//! `faults` stream, at the start of the run (time-based ones) or at the
+//! moment they apply (fsync errors, crashes that land inside a disk op). With
+//! a schedule, exactly its faults are applied and nothing is drawn: that is
+//! what makes a schedule file replay a run, and a shrunk schedule a smaller
+//! run. Either way, every fault applied is recorded (`World::faults_applied`).
+use crate::config::{Config, FaultConfig, Span};
+use crate::schedule::Fault;
+use crate::streams::{Stream, Streams};
+use crate::vtime::VTime;
+
+/// Bound on time-based faults planned per run.
+pub const PLANNED_MAX: usize = 100_000;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Planned {
+    /// Crash now, or (with `during_disk_op`) inside the node's next disk op.
+    Crash { node_idx: usize, during_disk_op: bool, restart_after_ns: Option<u64> },
+    Pause { node_idx: usize, duration_ns: u64 },
+    Skew { node_idx: usize, rate_ppm: u64, duration_ns: u64 },
+    Jump { node_idx: usize, delta_ns: i64 },
+    /// A recorded fault from a schedule, applied as it was.
+    Exact(Fault),
+}
+
+/// Which families are on for this run (swarm mode switches half of them off).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Families {
+    pub crash: bool,
+    pub fsync_eio: bool,
+    pub torn_writes: bool,
+    pub pause: bool,
+    pub clock_skew: bool,
+    pub clock_jump: bool,
+}
+
+impl Families {
+    pub fn names(&self) -> Vec<&'static str> {
+        let all = [
+            (self.crash, "crash"),
+            (self.fsync_eio, "fsync_eio"),
+            (self.torn_writes, "torn_writes"),
+            (self.pause, "pause"),
+            (self.clock_skew, "clock_skew"),
+            (self.clock_jump, "clock_jump"),
+        ];
+        all.into_iter().filter(|(on, _)| *on).map(|(_, n)| n).collect()
+    }
+}
+
+pub fn families(f: &FaultConfig, streams: &mut Streams) -> Families {
+    let mut pick = |configured: bool| configured && (!f.swarm || streams.below(Stream::Faults, 2) == 0);
+    Families {
+        crash: pick(f.crash.is_some()),
+        fsync_eio: pick(f.fsync_eio.is_some()),
+        torn_writes: pick(f.torn_writes),
+        pause: pick(f.pause.is_some()),
+        clock_skew: pick(f.clock_skew.is_some()),
+        clock_jump: pick(f.clock_jump.is_some()),
+    }
+}
+
+fn span(streams: &mut Streams, s: Span) -> u64 {
+    s.min_ns + streams.below(Stream::Faults, s.max_ns - s.min_ns + 1)
+}
+
+/// Arrival times over the run for `rate` faults per virtual second: gaps are
+/// uniform on [0, 2/rate] (mean 1/rate). Integer and IEEE-basic arithmetic
+/// only, so every machine draws the same plan.
+fn arrivals(streams: &mut Streams, rate: f64, duration: VTime) -> Vec<VTime> {
+    let mut out = Vec::new();
+    if rate <= 0.0 {
+        return out;
+    }
+    let gap_max_ns = ((2.0 / rate) * 1e9) as u64;
+    let mut t = 0u64;
+    while out.len() < PLANNED_MAX {
+        t = t.saturating_add(streams.below(Stream::Faults, gap_max_ns.max(1)) + 1);
+        if t >= duration.nanos() {
+            break;
+        }
+        out.push(VTime(t));
+    }
+    out
+}
+
+fn targets(config: &Config, nodes: &[String]) -> Vec<usize> {
+    config.instances().iter().enumerate().filter(|(_, (n, _))| nodes.contains(&config.nodes[*n].name)).map(|(i, _)| i).collect()
+}
+
+/// Draws the time-based faults of a run from the config's rates.
+pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTime, Planned)> {
+    let f = &config.faults;
+    let mut out = Vec::new();
+    if let (true, Some(c)) = (fam.crash, &f.crash) {
+        for node_idx in targets(config, &c.nodes) {
+            for at in arrivals(streams, c.rate, config.duration) {
+                let during_disk_op = c.during_disk_op > 0.0 && (streams.next_u64(Stream::Faults) as f64) < c.during_disk_op * (u64::MAX as f64);
+                let restart_after_ns = c.restart_after.map(|s| span(streams, s));
+                out.push((at, Planned::Crash { node_idx, during_disk_op, restart_after_ns }));
+            }
+        }
+    }
+    if let (true, Some(p)) = (fam.pause, &f.pause) {
+        for node_idx in targets(config, &p.nodes) {
+            for at in arrivals(streams, p.rate, config.duration) {
+                out.push((at, Planned::Pause { node_idx, duration_ns: span(streams, p.duration) }));
+            }
+        }
+    }
+    if let (true, Some(s)) = (fam.clock_skew, &f.clock_skew) {
+        for node_idx in targets(config, &s.nodes) {
+            for at in arrivals(streams, s.rate, config.duration) {
+                let drift = 1 + streams.below(Stream::Faults, s.max_ppm);
+                let rate_ppm = if streams.below(Stream::Faults, 2) == 0 { 1_000_000 + drift } else { 1_000_000 - drift.min(999_999) };
+                out.push((at, Planned::Skew { node_idx, rate_ppm, duration_ns: span(streams, s.duration) }));
+            }
+        }
+    }
+    if let (true, Some(j)) = (fam.clock_jump, &f.clock_jump) {
+        for node_idx in targets(config, &j.nodes) {
+            for at in arrivals(streams, j.rate, config.duration) {
+                let size = 1 + streams.below(Stream::Faults, j.max_ns.max(1)) as i64;
+                let delta_ns = if streams.below(Stream::Faults, 2) == 0 { size } else { -size };
+                out.push((at, Planned::Jump { node_idx, delta_ns }));
+            }
+        }
+    }
+    out.sort_by_key(|(t, _)| *t);
+    out
+}
+
+/// Whether the node instance is a target of the fsync-EIO family.
+pub fn eio_target(config: &Config, node_idx: usize) -> bool {
+    match &config.faults.fsync_eio {
+        Some(e) => targets(config, &e.nodes).contains(&node_idx),
+        None => false,
+    }
+}
