@@ -479,6 +479,13 @@ impl World {
 
     /// fsync of `ino` on a node's disk, deciding whether it fails with EIO.
     pub fn fsync(&mut self, node_idx: usize, ino: crate::disk::Ino) -> Result<(), crate::wasi::errno::Errno> {
+        // A crash during the sync op happens before the sync takes effect.
+        let ops = self.disks[node_idx].ops;
+        self.after_disk_ops(node_idx, ops, ops + 1);
+        if !self.nodes[node_idx].alive() {
+            self.disks[node_idx].ops += 1;
+            return Err(crate::wasi::errno::IO);
+        }
         let sync = self.disks[node_idx].syncs + 1;
         let fail = if self.faults_planned.is_some() {
             self.faults.eio_at_sync.contains(&(node_idx, sync))

@@ -55,6 +55,7 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             }
             let now = cx.world.now;
             let disk = &mut cx.world.disks[idx];
+            let ops_before = disk.ops;
             let offset = match at {
                 Some(o) => o,
                 None if f.flags & FDFLAGS_APPEND != 0 => disk.inode(f.ino)?.size(),
@@ -67,7 +68,10 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             let (ino, sync) = (f.ino, f.flags & (FDFLAGS_SYNC | FDFLAGS_DSYNC) != 0);
             let latency = cx.world.io_latency();
             cx.world.now = cx.world.now + latency;
-            if sync && disk_mutation(cx) != Some(crate::disk::Mutation::OSyncIgnored) {
+            // A crash inside the write happens before its implicit sync.
+            let ops_after = cx.world.disks[idx].ops;
+            cx.world.after_disk_ops(idx, ops_before, ops_after);
+            if sync && cx.world.nodes[idx].alive() && disk_mutation(cx) != Some(crate::disk::Mutation::OSyncIgnored) {
                 let latency = cx.world.fsync_latency();
                 cx.world.now = cx.world.now + latency;
                 cx.world.fsync(idx, ino)?;

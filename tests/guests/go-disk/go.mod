@@ -1,0 +1,3 @@
+module seedfall.dev/tests/godisk
+
+go 1.22
