@@ -66,3 +66,39 @@ func platformBuggify(site string) bool {
 	runtime.KeepAlive(site)
 	return fired != 0
 }
+
+//go:wasmimport seedfall oracle_put
+//go:noescape
+func seedfallOraclePut(keyPtr unsafe.Pointer, keyLen uint32, valuePtr unsafe.Pointer, valueLen uint32)
+
+//go:wasmimport seedfall oracle_get
+//go:noescape
+func seedfallOracleGet(keyPtr unsafe.Pointer, keyLen uint32, bufPtr unsafe.Pointer, bufLen uint32) int32
+
+func platformRemember(key string, value []byte) {
+	kp, kl := stringArg(key)
+	var vp unsafe.Pointer
+	if len(value) > 0 {
+		vp = unsafe.Pointer(&value[0])
+	}
+	seedfallOraclePut(kp, kl, vp, uint32(len(value)))
+	runtime.KeepAlive(key)
+	runtime.KeepAlive(value)
+}
+
+func platformRecall(key string) ([]byte, bool) {
+	kp, kl := stringArg(key)
+	buf := make([]byte, 256)
+	for {
+		n := seedfallOracleGet(kp, kl, unsafe.Pointer(&buf[0]), uint32(len(buf)))
+		if n < 0 {
+			runtime.KeepAlive(key)
+			return nil, false
+		}
+		if int(n) <= len(buf) {
+			runtime.KeepAlive(key)
+			return buf[:n], true
+		}
+		buf = make([]byte, n)
+	}
+}

@@ -4,6 +4,7 @@
 //! Exit codes: 0 every run passed; 1 a run failed; 2 usage, config or build error.
 mod args;
 mod load;
+mod mutate;
 mod output;
 mod replay;
 mod run;
@@ -24,6 +25,8 @@ enum Command {
     Run(run::RunArgs),
     /// Run one seed again and print everything every node wrote.
     Replay(replay::ReplayArgs),
+    /// Rerun a sweep with durability weakened, to see if your checks notice.
+    Mutate(mutate::MutateArgs),
 }
 
 fn main() {
@@ -47,6 +50,7 @@ fn main() {
     let code = match cli.command {
         Command::Run(a) => run::main(a),
         Command::Replay(a) => replay::main(a),
+        Command::Mutate(a) => mutate::main(a),
     };
     std::process::exit(code);
 }

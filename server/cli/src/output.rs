@@ -21,8 +21,9 @@ pub fn real(ns: u64) -> String {
 /// indented node lines.
 pub fn failure_block(project: &Project, outcome: &Outcome) -> String {
     let f = outcome.failure.as_ref().expect("a failing outcome has a failure");
+    let details = f.details.as_ref().map(|d| format!(" {d}")).unwrap_or_default();
     let mut s = format!(
-        "FAIL seed {} at t={} ({} scheduler steps, {} real)\n  {}: {}\n",
+        "FAIL seed {} at t={} ({} scheduler steps, {} real)\n  {}: {}{details}\n",
         outcome.seed,
         VTime(f.time_ns),
         outcome.stats.steps,
@@ -101,6 +102,8 @@ pub struct NodeFailureJson {
     pub node: String,
     pub kind: seedfall_sim::failure::FailureKind,
     pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<String>,
     pub location: Option<String>,
 }
 
@@ -118,6 +121,7 @@ pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {
             node: f.node.clone(),
             kind: f.kind,
             message: f.message.clone(),
+            details: f.details.clone(),
             location: display_location(project, f),
         }],
     }

@@ -11,6 +11,7 @@ pub mod artifacts;
 pub mod cache;
 pub mod catalog;
 pub mod modules;
+pub mod mutate;
 pub mod pool;
 pub mod project;
 pub mod properties;

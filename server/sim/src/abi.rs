@@ -68,5 +68,36 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
             i32::from(cx.world.buggify(idx, &site))
         })
     })?;
+    l.func_wrap(MODULE, "oracle_put", |mut caller: Caller<'_, NodeCtx>, kp: i32, kl: i32, vp: i32, vl: i32| {
+        host(&mut caller, |cx| {
+            let Some(key) = text(cx, kp as u32, kl as u32, ORACLE_KEY_BYTES_MAX) else { return };
+            if vl as u32 as usize > ORACLE_VALUE_BYTES_MAX {
+                return;
+            }
+            let Ok(value) = mem::bytes(cx.mem, vp as u32, vl as u32) else { return };
+            let value = value.to_vec();
+            let oracle = &mut cx.world.oracle;
+            if oracle.len() < ORACLE_KEYS_MAX || oracle.contains_key(&key) {
+                oracle.insert(key, value);
+            }
+        })
+    })?;
+    l.func_wrap(MODULE, "oracle_get", |mut caller: Caller<'_, NodeCtx>, kp: i32, kl: i32, bp: i32, bl: i32| -> i32 {
+        host(&mut caller, |cx| {
+            let Some(key) = text(cx, kp as u32, kl as u32, ORACLE_KEY_BYTES_MAX) else { return -1 };
+            let Some(value) = cx.world.oracle.get(&key).cloned() else { return -1 };
+            if value.len() <= bl as u32 as usize {
+                if let Ok(out) = mem::bytes_mut(cx.mem, bp as u32, value.len() as u32) {
+                    out.copy_from_slice(&value);
+                }
+            }
+            value.len() as i32
+        })
+    })?;
     Ok(())
 }
+
+/// Bounds of the test oracle (`Remember`/`Recall` in the SDKs).
+pub const ORACLE_KEY_BYTES_MAX: usize = 1024;
+pub const ORACLE_VALUE_BYTES_MAX: usize = 64 << 10;
+pub const ORACLE_KEYS_MAX: usize = 10_000;

@@ -28,6 +28,9 @@ pub struct Failure {
     pub message: String,
     /// `file:line` in the guest's source, when known.
     pub location: Option<String>,
+    /// For a property: the details (JSON) of the failing evaluation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<String>,
     pub time_ns: u64,
     pub step: u64,
 }

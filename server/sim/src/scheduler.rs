@@ -222,7 +222,7 @@ fn check_end(w: &mut World, duration: VTime) -> Option<(EndReason, Option<Failur
 
 fn limit_failure(w: &mut World, message: String) -> Failure {
     w.record(None, EventKind::Failure { message: message.clone() });
-    Failure { kind: FailureKind::Limit, node: "(world)".into(), message, location: None, time_ns: w.now.nanos(), step: w.step }
+    Failure { kind: FailureKind::Limit, node: "(world)".into(), message, location: None, details: None, time_ns: w.now.nanos(), step: w.step }
 }
 
 fn flush_output(ctx: &mut NodeCtx) {
@@ -286,5 +286,5 @@ fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
 fn fail(w: &mut World, idx: usize, kind: FailureKind, message: String, location: Option<String>) -> Option<Failure> {
     w.nodes[idx].status = Status::Failed;
     w.record(Some(idx), EventKind::Failure { message: message.clone() });
-    Some(Failure { kind, node: w.nodes[idx].name.clone(), message, location, time_ns: w.now.nanos(), step: w.step })
+    Some(Failure { kind, node: w.nodes[idx].name.clone(), message, location, details: None, time_ns: w.now.nanos(), step: w.step })
 }

@@ -118,6 +118,8 @@ pub struct World {
     pub branches_pending: VecDeque<Branch>,
     pub setup_complete_ns: Option<u64>,
     pub faults: FaultState,
+    /// The test oracle: workload memory that survives every node's crashes.
+    pub oracle: BTreeMap<String, Vec<u8>>,
     /// Nodes crashed since the scheduler last looked: their stores must go.
     pub crashed_now: Vec<usize>,
     /// Per (node, site): enabled for this run, and calls so far.
@@ -152,6 +154,7 @@ impl World {
             branches_pending: VecDeque::new(),
             setup_complete_ns: None,
             faults: FaultState::default(),
+            oracle: BTreeMap::new(),
             crashed_now: Vec::new(),
             buggify_sites: BTreeMap::new(),
             unsupported_seen: BTreeSet::new(),
@@ -186,10 +189,8 @@ impl World {
             PropertyKind::Unreachable => "reached",
             _ => "false",
         };
-        let mut message = e.message.clone();
-        if !e.details.is_empty() && e.details != "{}" && e.details != "null" {
-            message = format!("{message} {}", e.details);
-        }
+        let message = e.message.clone();
+        let details = (!e.details.is_empty() && e.details != "{}" && e.details != "null").then(|| e.details.clone());
         self.record(Some(node_idx), EventKind::Failure { message: format!("{} property {what}: {}", e.kind.name(), e.message) });
         self.nodes[node_idx].status = Status::Failed;
         self.property_failure = Some(Failure {
@@ -197,6 +198,7 @@ impl World {
             node: self.nodes[node_idx].name.clone(),
             message,
             location: e.location,
+            details,
             time_ns: self.now.nanos(),
             step: self.step,
         });
