@@ -90,6 +90,18 @@ pub fn buggify(site: &str) -> bool {
     host::buggify(site)
 }
 
+/// A `Sometimes` whose message is built at run time (say,
+/// `format!("level {n} reached")`). It counts in runs and is a signal for
+/// `seedfall explore` like any property, but it is not in the catalog (only
+/// the macros' literal messages are), so a sweep never fails because it was
+/// never true: use it for progress markers, not for requirements.
+#[track_caller]
+pub fn sometimes_dynamic(cond: bool, message: &str) {
+    let caller = std::panic::Location::caller();
+    let loc = format!("{}:{}", caller.file(), caller.line());
+    host::assert(host::SOMETIMES, cond, message, "", &loc);
+}
+
 /// Support for the macros; not a stable API.
 #[doc(hidden)]
 pub mod __private {

@@ -187,3 +187,39 @@ fn explore_example_plain_sweep_passes_without_opening_the_vault() {
     let warnings = out["catalog_warnings"].as_array().unwrap();
     assert!(warnings.iter().any(|w| w.as_str().unwrap().contains("main.go") && w.as_str().unwrap().contains("not a string literal")));
 }
+
+#[test]
+fn rust_property_kinds_with_the_catalog_from_the_custom_section() {
+    let cfg = config("rust-props", r#"{ "name": "rprops", "duration": "2s", "nodes": [ { "name": "r", "cargo": { "dir": "$GUESTS/rust-props" } } ] }"#);
+    let raw = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-40", "-json"]);
+    assert_eq!(raw.code, 1);
+    let out = json(&raw);
+    let main_rs = guests().join("rust-props/src/main.rs");
+    let failures = out["failures"].as_array().unwrap();
+    assert!(!failures.is_empty() && failures.len() < 12);
+    for f in failures {
+        let n = &f["nodes"][0];
+        assert_eq!(n["kind"], "property");
+        assert_eq!(n["message"], "rust x stays below 9");
+        assert_eq!(n["details"], "{\"x\":\"9\"}");
+        assert!(n["location"].as_str().unwrap().ends_with(&format!("rust-props/src/main.rs:{}", line_of(&main_rs, "x < 9, \"rust x stays below 9\""))), "{n}");
+    }
+    assert!(finding(&out, "never_reached", "rust only in dead-code mode").is_some(), "{}", out["findings"]);
+    assert!(finding(&out, "never_true", "rust x exceeds 100").is_some());
+    assert!(finding(&out, "never_reached", "rust impossible branch ran").is_none());
+    assert_eq!(out["findings"].as_array().unwrap().len(), 2, "{}", out["findings"]);
+    assert_eq!(tally(&out, "rust ready")["runs_hit"], 40);
+    let dead = tally(&out, "rust only in dead-code mode");
+    assert_eq!(dead["in_catalog"], true);
+    assert!(dead["location"].as_str().unwrap().ends_with(&format!(":{}", line_of(&main_rs, "\"rust only in dead-code mode\""))), "{dead}");
+}
+
+#[test]
+fn explore_rust_twin_passes_a_plain_sweep() {
+    let out = seedfall(&["run", "-c", "examples/explore/seedfall.rust.json", "-seeds", "1-20", "-json"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let out = json(&out);
+    let vault = tally(&out, "the vault opened after 6 consecutive lucky draws");
+    assert_eq!(vault["in_catalog"], true, "from the Rust catalog section");
+    assert_eq!(vault["runs_hit"], 0);
+}
