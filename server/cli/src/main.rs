@@ -9,6 +9,7 @@ mod output;
 mod replay;
 mod run;
 mod schedule;
+mod shrink;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,8 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Rerun a sweep with durability weakened, to see if your checks notice.
     Mutate(mutate::MutateArgs),
+    /// Reduce a failing schedule to the faults that matter.
+    Shrink(shrink::ShrinkArgs),
 }
 
 fn main() {
@@ -51,6 +54,7 @@ fn main() {
         Command::Run(a) => run::main(a),
         Command::Replay(a) => replay::main(a),
         Command::Mutate(a) => mutate::main(a),
+        Command::Shrink(a) => shrink::main(a),
     };
     std::process::exit(code);
 }

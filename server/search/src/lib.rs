@@ -17,7 +17,9 @@ pub mod project;
 pub mod properties;
 pub mod recipe;
 pub mod seeds;
+pub mod shrink;
 pub mod sweep;
+pub mod target;
 
 pub use project::{load, LoadError, Project};
 pub use seeds::SeedRange;
