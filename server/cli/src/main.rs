@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 every run passed; 1 a run failed; 2 usage, config or build error.
 mod args;
+mod inspect;
 mod load;
 mod mutate;
 mod output;
@@ -30,6 +31,8 @@ enum Command {
     Mutate(mutate::MutateArgs),
     /// Reduce a failing schedule to the faults that matter.
     Shrink(shrink::ShrinkArgs),
+    /// The timeline of one run, filterable by node and event kind.
+    Inspect(inspect::InspectArgs),
 }
 
 fn main() {
@@ -55,6 +58,7 @@ fn main() {
         Command::Replay(a) => replay::main(a),
         Command::Mutate(a) => mutate::main(a),
         Command::Shrink(a) => shrink::main(a),
+        Command::Inspect(a) => inspect::main(a),
     };
     std::process::exit(code);
 }
