@@ -6,6 +6,7 @@ mod args;
 mod inspect;
 mod load;
 mod mutate;
+mod pin;
 mod output;
 mod replay;
 mod run;
@@ -33,6 +34,8 @@ enum Command {
     Shrink(shrink::ShrinkArgs),
     /// The timeline of one run, filterable by node and event kind.
     Inspect(inspect::InspectArgs),
+    /// Turn a failure into a regression that every later run replays first.
+    Pin(pin::PinArgs),
 }
 
 fn main() {
@@ -59,6 +62,7 @@ fn main() {
         Command::Mutate(a) => mutate::main(a),
         Command::Shrink(a) => shrink::main(a),
         Command::Inspect(a) => inspect::main(a),
+        Command::Pin(a) => pin::main(a),
     };
     std::process::exit(code);
 }

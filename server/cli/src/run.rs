@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// With -json: include every seed's trace hash (for determinism checks).
     #[arg(long)]
     pub hashes: bool,
+    /// Exit 1 when a pinned regression still fails (for CI).
+    #[arg(long)]
+    pub fail_on_pinned: bool,
 }
 
 #[derive(Serialize)]
@@ -43,6 +46,7 @@ struct RunJson<'a> {
     seeds_per_second: f64,
     virtual_seconds_per_wall_second: f64,
     failures: Vec<output::FailureJson>,
+    pins: &'a seedfall_search::pins::PinReport,
     properties: Vec<seedfall_search::properties::PropertyTally>,
     findings: Vec<seedfall_search::properties::Finding>,
     catalog_warnings: &'a [String],
@@ -77,6 +81,20 @@ pub fn main(a: RunArgs) -> i32 {
         Err(code) => return code,
     };
     let config = &project.program.config;
+    let pins = seedfall_search::pins::replay_all(&project.program, jobs);
+    let pins_failing = pins.results.iter().filter(|p| p.still_failing).count();
+    if !a.json {
+        if !pins.results.is_empty() {
+            println!("pinned regressions ({}):", pins.results.len());
+            for p in &pins.results {
+                let state = if p.still_failing { "still failing" } else { "fixed" };
+                println!("  {state:<14} {:<32} {}", p.name, p.expected.describe());
+            }
+        }
+        for s in &pins.skipped {
+            eprintln!("seedfall: skipped a pin: {}", output::relative_prefix(s));
+        }
+    }
     if !a.json {
         let n = config.instances().len();
         println!("seedfall run: {} ({n} node instance{}), seeds {seeds}, {jobs} worker{}", config.name, if n == 1 { "" } else { "s" }, if jobs == 1 { "" } else { "s" });
@@ -146,6 +164,7 @@ pub fn main(a: RunArgs) -> i32 {
             seeds_per_second: summary.seeds_per_second,
             virtual_seconds_per_wall_second: summary.virtual_seconds_per_wall_second,
             failures,
+            pins: &pins,
             properties: table.by_message.values().cloned().collect(),
             findings: findings.clone(),
             catalog_warnings: &project.catalog_warnings,
@@ -168,5 +187,10 @@ pub fn main(a: RunArgs) -> i32 {
             println!("replay the first failure: seedfall replay -c {c} -seed {first} -faults {faults}");
         }
     }
-    if summary.failures > 0 || !findings.is_empty() { 1 } else { 0 }
+    if !a.json && pins_failing > 0 {
+        let note = if a.fail_on_pinned { "" } else { " (pass -fail-on-pinned to fail on them)" };
+        println!("{pins_failing} pinned regression{} still failing{note}", if pins_failing == 1 { "" } else { "s" });
+    }
+    let pins_fail = a.fail_on_pinned && pins_failing > 0;
+    if summary.failures > 0 || !findings.is_empty() || pins_fail { 1 } else { 0 }
 }

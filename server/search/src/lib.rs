@@ -14,6 +14,7 @@ pub mod modules;
 pub mod mutate;
 pub mod pool;
 pub mod project;
+pub mod pins;
 pub mod properties;
 pub mod recipe;
 pub mod seeds;

@@ -11,7 +11,14 @@ use std::process::Command;
 
 /// Bound on files hashed per fingerprint, so a stray huge folder cannot hang us.
 pub const FINGERPRINT_FILES_MAX: usize = 20_000;
-const SKIP_DIRS: &[&str] = &[".git", ".seedfall", "target", "node_modules", ".hg"];
+const SKIP_DIRS: &[&str] = &[".git", ".seedfall", "target", "node_modules", ".hg", "regressions"];
+
+/// Files that never change a build: docs and seedfall's own configs. Keeping
+/// them out of the fingerprint means editing a README or pinning a failure
+/// does not rebuild the guest.
+fn never_builds(name: &str) -> bool {
+    name.ends_with(".md") || (name.starts_with("seedfall") && name.ends_with(".json"))
+}
 
 pub struct Built {
     pub wasm: PathBuf,
@@ -209,7 +216,7 @@ pub fn fingerprint(roots: &[PathBuf], recipe: &str) -> Result<String, String> {
                     if !SKIP_DIRS.contains(&name.as_str()) {
                         stack.push(path);
                     }
-                } else if ft.is_file() {
+                } else if ft.is_file() && !never_builds(&name) {
                     let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().into_owned();
                     files.push((format!("{i}/{rel}"), path));
                     if files.len() > FINGERPRINT_FILES_MAX {

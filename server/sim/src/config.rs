@@ -26,6 +26,8 @@ pub struct Config {
     pub determinism: Determinism,
     pub disk: DiskConfig,
     pub faults: FaultConfig,
+    /// Where pinned regressions live (default: `regressions/` next to the config).
+    pub regressions: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -236,7 +238,7 @@ struct Parser {
 
 type Parsed<T> = Result<T, ConfigError>;
 
-const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "faults"];
+const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "faults", "regressions"];
 const DISK_FIELDS: &[&str] = &["sector_bytes", "io_latency", "fsync_latency"];
 const FAULT_FIELDS: &[&str] = &["swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump"];
 const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "nodes"];
@@ -364,7 +366,8 @@ impl Parser {
             Some(v) => self.faults(v, &nodes)?,
             None => FaultConfig::default(),
         };
-        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism, disk, faults })
+        let regressions = map.get("regressions").map(|v| self.rel_path(v, "$.regressions")).transpose()?;
+        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism, disk, faults, regressions })
     }
 
     fn duration_value(&self, v: &Value, path: &str) -> Parsed<u64> {
