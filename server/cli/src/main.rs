@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 every run passed; 1 a run failed; 2 usage, config or build error.
 mod args;
+mod cause;
 mod inspect;
 mod load;
 mod mutate;
@@ -36,6 +37,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Turn a failure into a regression that every later run replays first.
     Pin(pin::PinArgs),
+    /// When did the failure become inevitable? Branch the run and see.
+    Cause(cause::CauseArgs),
 }
 
 fn main() {
@@ -63,6 +66,7 @@ fn main() {
         Command::Shrink(a) => shrink::main(a),
         Command::Inspect(a) => inspect::main(a),
         Command::Pin(a) => pin::main(a),
+        Command::Cause(a) => cause::main(a),
     };
     std::process::exit(code);
 }

@@ -1,0 +1,120 @@
+//! `seedfall cause`: when the failure became inevitable, and what happened then.
+use crate::{load, output};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use seedfall_search::target::{exact, Target};
+use seedfall_sim::{run, RunOptions, ScheduleFile, VTime};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+#[derive(Args)]
+pub struct CauseArgs {
+    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
+    pub config: PathBuf,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub faults: Option<PathBuf>,
+    /// Moments to branch at, evenly spread over the run up to the failure.
+    #[arg(long, default_value_t = 16)]
+    pub moments: usize,
+    /// Children per moment.
+    #[arg(long, default_value_t = 8)]
+    pub children: usize,
+    #[arg(short = 'j', long = "jobs")]
+    pub jobs: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn bar_of(failing: u32, children: u32) -> String {
+    const WIDTH: u32 = 20;
+    let full = (failing * WIDTH).div_ceil(children.max(1));
+    format!("{}{}", "#".repeat(full as usize), ".".repeat((WIDTH - full) as usize))
+}
+
+pub fn main(a: CauseArgs) -> i32 {
+    if !(1..=seedfall_search::cause::MOMENTS_MAX).contains(&a.moments) || !(1..=seedfall_search::cause::CHILDREN_MAX).contains(&a.children) {
+        eprintln!("seedfall: -moments and -children: expected 1 to 1000");
+        return 2;
+    }
+    let jobs = match crate::run::jobs_or_default(a.jobs) {
+        Ok(j) => j,
+        Err(c) => return c,
+    };
+    let project = match load::project(&a.config, a.json) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let schedule = match crate::schedule::resolve(&project, a.seed, a.faults.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let config = &project.program.config;
+    let first = run(&project.program, &schedule, &RunOptions::default());
+    let Some(failure) = &first.failure else {
+        eprintln!("seedfall: seed {} passes: there is no failure to explain", schedule.seed);
+        return 2;
+    };
+    let dir: PathBuf = match &a.faults {
+        Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => match seedfall_search::artifacts::write_failure(config, &first) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("seedfall: {e}");
+                return 2;
+            }
+        },
+    };
+    let total = (a.moments * a.children) as u64;
+    let bar = if std::io::stderr().is_terminal() && !a.json {
+        let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        b.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} branched runs").unwrap());
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let target = Target::of(failure);
+    let parent = exact(&first);
+    let stop = AtomicBool::new(false);
+    let report = seedfall_search::cause::cause(&project.program, &parent, &first.trace, &target, failure.time_ns, a.moments, a.children, jobs, &stop, &mut || bar.inc(1));
+    bar.finish_and_clear();
+    // Every child is a schedule that replays exactly.
+    let children_dir = dir.join(format!("cause-seed-{}", schedule.seed));
+    let _ = std::fs::remove_dir_all(&children_dir);
+    for (i, k, s) in &report.children {
+        let file = ScheduleFile::new(&config.name, s, s.faults.as_deref().unwrap_or(&[]));
+        let path = children_dir.join(format!("child-{i:03}-{k:03}.json"));
+        if let Err(e) = seedfall_search::cache::write_atomic(&path, &serde_json::to_vec_pretty(&file).unwrap()) {
+            eprintln!("seedfall: cannot write {}: {e}", path.display());
+            return 2;
+        }
+    }
+    if a.json {
+        let mut v = serde_json::to_value(&report).unwrap();
+        v["children_dir"] = serde_json::json!(output::relative(&children_dir));
+        println!("{}", serde_json::to_string_pretty(&v).unwrap());
+        return 0;
+    }
+    println!("cause of seed {}: {} at t={}", schedule.seed, target.describe(), VTime(failure.time_ns));
+    println!("branched at {} moments x {} children ({} runs); fraction that still fail:", a.moments, a.children, total);
+    let width = report.moments.iter().map(|m| VTime(m.at_ns).to_string().len()).max().unwrap_or(0);
+    for m in &report.moments {
+        println!("  t={:>width$}  {}  {}/{}", VTime(m.at_ns).to_string(), bar_of(m.failing, m.children), m.failing, m.children);
+    }
+    match report.window {
+        Some((0, 0)) => println!("the failure was inevitable from the start: every branch fails"),
+        Some((after, until)) => {
+            println!("became inevitable between t={} and t={}:", VTime(after), VTime(until));
+            let nodes = config.instances().iter().map(|(_, n)| n.len()).max().unwrap_or(4);
+            for e in &report.window_events {
+                let node = e.node.as_deref().unwrap_or("");
+                println!("  {:>16}  {node:<nodes$}  {}", VTime(e.time_ns).to_string(), output::event_text(&e.kind));
+            }
+        }
+        None => println!("no window found"),
+    }
+    println!("child schedules: {} (replay one with seedfall replay -c {} -faults <file>)", output::relative(&children_dir), output::relative(&config.path));
+    0
+}
