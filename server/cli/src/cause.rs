@@ -83,9 +83,11 @@ pub fn main(a: CauseArgs) -> i32 {
     // Every child is a schedule that replays exactly.
     let children_dir = dir.join(format!("cause-seed-{}", schedule.seed));
     let _ = std::fs::remove_dir_all(&children_dir);
-    for (i, k, s) in &report.children {
+    let mut listing = Vec::new();
+    for ((i, k, s), fails) in report.children.iter().zip(&report.child_fails) {
         let file = ScheduleFile::new(&config.name, s, s.faults.as_deref().unwrap_or(&[]));
         let path = children_dir.join(format!("child-{i:03}-{k:03}.json"));
+        listing.push(serde_json::json!({ "file": output::relative(&path), "fails": fails }));
         if let Err(e) = seedfall_search::cache::write_atomic(&path, &serde_json::to_vec_pretty(&file).unwrap()) {
             eprintln!("seedfall: cannot write {}: {e}", path.display());
             return 2;
@@ -94,6 +96,7 @@ pub fn main(a: CauseArgs) -> i32 {
     if a.json {
         let mut v = serde_json::to_value(&report).unwrap();
         v["children_dir"] = serde_json::json!(output::relative(&children_dir));
+        v["children"] = serde_json::Value::Array(listing);
         println!("{}", serde_json::to_string_pretty(&v).unwrap());
         return 0;
     }

@@ -185,6 +185,7 @@ pub fn main(a: RunArgs) -> i32 {
             let c = output::relative(&config.path);
             let faults = output::relative(&folder.join("faults.json"));
             println!("replay the first failure: seedfall replay -c {c} -seed {first} -faults {faults}");
+            println!("shrink it:                seedfall shrink -c {c} -seed {first} -faults {faults}");
         }
     }
     if !a.json && pins_failing > 0 {

@@ -36,6 +36,9 @@ pub struct CauseReport {
     pub window_events: Vec<TraceEvent>,
     #[serde(skip)]
     pub children: Vec<(usize, usize, Schedule)>,
+    /// Whether each child (same order as `children`) failed the same way.
+    #[serde(skip)]
+    pub child_fails: Vec<bool>,
 }
 
 /// The branch key of child `k` at moment `i`: distinct, and never zero.
@@ -98,5 +101,6 @@ pub fn cause(
         Some((a, b)) => parent_trace.iter().filter(|e| e.time_ns > a && e.time_ns <= b.max(a)).take(WINDOW_EVENTS_MAX).cloned().collect(),
         None => Vec::new(),
     };
-    CauseReport { target: target.clone(), failure_ns, moments: table, window, window_events, children: all }
+    let child_fails = outcomes.iter().map(|o| target.matches(o)).collect();
+    CauseReport { target: target.clone(), failure_ns, moments: table, window, window_events, children: all, child_fails }
 }
