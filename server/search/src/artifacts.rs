@@ -99,10 +99,18 @@ pub fn write_failure(config: &Config, outcome: &Outcome) -> Result<PathBuf, Stri
         replay: format!("seedfall replay -c {} -seed {} -faults {}", config.path.display(), outcome.seed, rel_faults.display()),
     };
     write(&tmp.join("summary.json"), &serde_json::to_vec_pretty(&summary).unwrap()).map_err(io)?;
+    // Another seedfall may be writing the same failure (same seed, same
+    // signature: the same bytes, since runs are deterministic); whichever
+    // rename lands, the folder is complete.
     if fin.exists() {
-        std::fs::remove_dir_all(&fin).map_err(io)?;
+        let _ = std::fs::remove_dir_all(&fin);
     }
-    std::fs::rename(&tmp, &fin).map_err(io)?;
+    if let Err(e) = std::fs::rename(&tmp, &fin) {
+        let _ = std::fs::remove_dir_all(&tmp);
+        if !fin.join("summary.json").is_file() {
+            return Err(io(e));
+        }
+    }
     Ok(fin)
 }
 

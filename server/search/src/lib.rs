@@ -23,6 +23,6 @@ pub mod shrink;
 pub mod sweep;
 pub mod target;
 
-pub use project::{load, LoadError, Project};
+pub use project::{load, load_with, LoadError, Project};
 pub use seeds::SeedRange;
 pub use sweep::{sweep, SweepOptions, SweepSummary};

@@ -11,7 +11,12 @@ use wasmtime::Module;
 
 pub fn compiled(engine: &Engine, wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Module, String> {
     let bytes = std::fs::read(wasm_path).map_err(|e| format!("cannot read {}: {e}", wasm_path.display()))?;
-    let key = hash_hex(&[&bytes, &engine.compatibility_key().to_le_bytes()]);
+    compiled_bytes(engine, &bytes, wasm_path, cache, log)
+}
+
+/// Like `compiled`, for bytes already in hand (an instrumented module).
+pub fn compiled_bytes(engine: &Engine, bytes: &[u8], wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Module, String> {
+    let key = hash_hex(&[bytes, &engine.compatibility_key().to_le_bytes()]);
     let path = cache.path("modules", &format!("{key}.cwasm"));
     if path.is_file() {
         // SAFETY: files under modules/ are written only by this function, from
@@ -22,7 +27,7 @@ pub fn compiled(engine: &Engine, wasm_path: &Path, cache: &Cache, log: &mut dyn 
         }
     }
     log(&format!("compiling {} ({} KiB)", wasm_path.file_name().unwrap_or_default().to_string_lossy(), bytes.len() / 1024));
-    let code = engine.precompile(&bytes).map_err(|e| format!("{} is not a valid module: {e}", wasm_path.display()))?;
+    let code = engine.precompile(bytes).map_err(|e| format!("{} is not a valid module: {e}", wasm_path.display()))?;
     write_atomic(&path, &code).map_err(|e| format!("cannot write the module cache {}: {e}", path.display()))?;
     // SAFETY: as above; we just wrote it.
     unsafe { engine.load(&path) }

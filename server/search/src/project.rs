@@ -26,7 +26,20 @@ impl std::fmt::Display for LoadError {
 }
 
 /// Parses the config, builds what changed, compiles what is not cached.
+///
+/// Guests are always instrumented for function coverage, so that a plain
+/// run, an exploration and a replay run the very same program (the probes
+/// cost fuel, and fuel is virtual time: mixing instrumented and plain runs
+/// would give different traces). `SEEDFALL_COVERAGE=off` turns it off, for
+/// measuring its cost only.
 pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
+    let off = std::env::var("SEEDFALL_COVERAGE").is_ok_and(|v| v == "off");
+    load_with(config_path, !off, log)
+}
+
+/// `load`, with every module rewritten for function coverage when
+/// `instrument` (explore and `run -until-novelty` need it).
+pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
     let config = Config::load(config_path).map_err(LoadError::Config)?;
     let cache = Cache::for_config(config.dir());
     let engine = Engine::new(EngineOptions {
@@ -35,10 +48,20 @@ pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, Lo
         ..EngineOptions::default()
     }).map_err(LoadError::Build)?;
     let mut compiled = Vec::with_capacity(config.nodes.len());
+    let mut coverage = Vec::with_capacity(config.nodes.len());
     let mut catalog = crate::catalog::Catalog::default();
     for node in &config.nodes {
         let built = recipe::wasm_for(node, &cache, log).map_err(LoadError::Build)?;
-        let module = modules::compiled(&engine, &built.wasm, &cache, log).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
+        let fail = |e: String| LoadError::Build(format!("node \"{}\": {e}", node.name));
+        let module = if instrument {
+            let raw = std::fs::read(&built.wasm).map_err(|e| fail(format!("cannot read {}: {e}", built.wasm.display())))?;
+            let inst = seedfall_sim::coverage::instrument(&raw).map_err(fail)?;
+            coverage.push(Some(inst.functions));
+            modules::compiled_bytes(&engine, &inst.wasm, &built.wasm, &cache, log).map_err(fail)?
+        } else {
+            coverage.push(None);
+            modules::compiled(&engine, &built.wasm, &cache, log).map_err(fail)?
+        };
         compiled.push(module);
         let found = node_catalog(node, &built, &cache).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
         catalog.entries.extend(found.entries);
@@ -46,7 +69,7 @@ pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, Lo
     }
     catalog.warnings.sort();
     catalog.warnings.dedup();
-    let mut program = Program::new(&engine, config, compiled).map_err(LoadError::Build)?;
+    let mut program = Program::with_coverage(&engine, config, compiled, coverage).map_err(LoadError::Build)?;
     program.catalog = catalog.entries;
     Ok(Project { program, catalog_warnings: catalog.warnings })
 }

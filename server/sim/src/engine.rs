@@ -44,6 +44,7 @@ impl Engine {
             .consume_fuel(true)
             .epoch_interruption(false)
             // Threads are off: the `threads` feature is not compiled into wasmtime.
+            .wasm_multi_memory(true)
             .wasm_relaxed_simd(true)
             .relaxed_simd_deterministic(true)
             .cranelift_nan_canonicalization(options.canonicalize_nans)

@@ -17,6 +17,7 @@
 pub mod abi;
 pub mod clockmodel;
 pub mod config;
+pub mod coverage;
 pub mod disk;
 pub mod engine;
 pub mod events;

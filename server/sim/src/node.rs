@@ -29,6 +29,9 @@ pub struct NodeLocal {
     pub stderr: LineBuffer,
     pub antithesis: LineBuffer,
     pub memory_bytes_max: usize,
+    /// The coverage bitmap memory, when the module is instrumented, and how
+    /// many of its bytes are functions.
+    pub coverage: Option<(Memory, u32)>,
     /// Set by a host call in which the node crashed: the call then ends the
     /// node's `_start` instead of returning to it.
     pub crashed: bool,
@@ -53,6 +56,7 @@ impl NodeLocal {
             antithesis: LineBuffer::default(),
             memory_bytes_max: memory_bytes_max as usize,
             crashed: false,
+            coverage: None,
         }
     }
 }
@@ -115,5 +119,21 @@ mod tests {
         buf.push(b"ic: x\n\ngo", |l| lines.push(l));
         buf.flush(|l| lines.push(l));
         assert_eq!(lines, ["panic: x", "", "go"]);
+    }
+}
+
+/// Folds the node's coverage bitmap into the world's (at each suspension and
+/// at exit: a crash can only strike a node that is suspended or inside a host
+/// call, so nothing it reached is lost).
+pub fn harvest_coverage<T: wasmtime::AsContext<Data = NodeCtx>>(store: T, local_idx: usize, world: &mut crate::world::World) {
+    let ctx = store.as_context();
+    let Some((memory, functions)) = ctx.data().local.coverage else { return };
+    let bytes = &memory.data(&ctx)[..functions as usize];
+    let acc = &mut world.coverage[local_idx];
+    if acc.len() < bytes.len() {
+        acc.resize(bytes.len(), 0);
+    }
+    for (a, b) in acc.iter_mut().zip(bytes) {
+        *a |= *b;
     }
 }

@@ -47,6 +47,8 @@ pub struct Outcome {
     /// Every property this run evaluated, by message.
     pub properties: std::collections::BTreeMap<String, crate::props::PropertyRun>,
     pub setup_complete_ns: Option<u64>,
+    /// Functions reached, per config node (empty unless instrumented).
+    pub coverage: std::collections::BTreeMap<String, Vec<u32>>,
     pub verdict: Verdict,
     pub end: EndReason,
     pub failure: Option<Failure>,

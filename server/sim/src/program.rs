@@ -18,26 +18,40 @@ pub struct Program {
 
 pub(crate) struct ProgramNode {
     pub pre: InstancePre<NodeCtx>,
+    /// Functions in the module, when it was instrumented for coverage.
+    pub coverage_functions: Option<u32>,
 }
 
 impl Program {
     /// `modules[i]` is the compiled guest of `config.nodes[i]`.
     pub fn new(engine: &Engine, config: Config, modules: Vec<Module>) -> Result<Program, String> {
+        let n = modules.len();
+        Program::with_coverage(engine, config, modules, vec![None; n])
+    }
+
+    /// Like `new`, with each module's function count when it was rewritten
+    /// for coverage (`coverage::instrument`).
+    pub fn with_coverage(engine: &Engine, config: Config, modules: Vec<Module>, coverage: Vec<Option<u32>>) -> Result<Program, String> {
+        assert_eq!(coverage.len(), modules.len(), "one coverage entry per module");
         assert_eq!(modules.len(), config.nodes.len(), "one module per node");
         let (mut base, mut names) = link::linker(&engine.inner).map_err(|e| format!("cannot build the host: {e:#}"))?;
         crate::abi::link(&mut base).map_err(|e| format!("cannot build the host: {e:#}"))?;
         names.extend(["seedfall::assert", "seedfall::setup_complete", "seedfall::random_u64", "seedfall::buggify", "seedfall::oracle_put", "seedfall::oracle_get"]);
         let mut nodes = Vec::with_capacity(modules.len());
-        for (spec, module) in config.nodes.iter().zip(&modules) {
+        for ((spec, module), coverage_functions) in config.nodes.iter().zip(&modules).zip(coverage) {
             if module.get_export("_start").is_none() {
                 return Err(format!("node \"{}\": the module has no `_start` export (is it a wasip1 command, not a library?)", spec.name));
             }
             let mut linker = base.clone();
             link::stub_unknown_imports(&mut linker, &names, module).map_err(|e| format!("node \"{}\": {e:#}", spec.name))?;
             let pre = linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?;
-            nodes.push(ProgramNode { pre });
+            nodes.push(ProgramNode { pre, coverage_functions });
         }
         Ok(Program { config, catalog: Vec::new(), engine: engine.clone(), nodes })
+    }
+
+    pub fn instrumented(&self) -> bool {
+        self.nodes.iter().any(|n| n.coverage_functions.is_some())
     }
 
     pub fn engine(&self) -> &Engine {

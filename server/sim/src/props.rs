@@ -87,6 +87,8 @@ pub struct PropertyRun {
     pub location: Option<String>,
     /// Virtual time it was first true, for explore's branching.
     pub first_true_ns: Option<u64>,
+    #[serde(default)]
+    pub first_false_ns: Option<u64>,
     pub first_hit_ns: u64,
 }
 
@@ -120,6 +122,7 @@ impl RunProperties {
             trues: 0,
             location: e.location.clone(),
             first_true_ns: None,
+            first_false_ns: None,
             first_hit_ns: now_ns,
         });
         entry.hits += 1;
@@ -131,6 +134,8 @@ impl RunProperties {
         if truth {
             entry.trues += 1;
             entry.first_true_ns.get_or_insert(now_ns);
+        } else {
+            entry.first_false_ns.get_or_insert(now_ns);
         }
         if entry.location.is_none() {
             entry.location = e.location.clone();

@@ -71,6 +71,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     let mut world = World::new(schedule.seed, config.limits.clone(), states, options.profile);
     world.faults_planned = schedule.faults.clone();
     setup_disks_and_faults(&mut world, config, schedule, options);
+    world.coverage = vec![Vec::new(); instances.len()];
     let mut branches = schedule.branches.clone();
     branches.sort_by_key(|b| b.at_ns);
     world.branches_pending = branches.into();
@@ -84,7 +85,8 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         env.push(("SEEDFALL_NODE".into(), name.clone()));
         env.push(("ANTITHESIS_SDK_LOCAL_OUTPUT".into(), crate::wasi::fdtable::ANTITHESIS_OUTPUT.into()));
         let _ = idx;
-        scheduler.add(&program.engine.inner, &program.nodes[*node_idx].pre, args, env, config.limits.memory_bytes_max);
+        let pn = &program.nodes[*node_idx];
+        scheduler.add(&program.engine.inner, &pn.pre, pn.coverage_functions, args, env, config.limits.memory_bytes_max);
     }
     let (end, failure) = scheduler.drive(config.duration);
     let instantiate_ns = *scheduler.instantiate_ns.lock().unwrap();
@@ -107,11 +109,26 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         fuel: 0,
     };
     let verdict = if failure.is_some() { Verdict::Fail } else { Verdict::Pass };
+    // Functions reached, per config node (replicas run the same module).
+    let mut coverage: std::collections::BTreeMap<String, Vec<u8>> = std::collections::BTreeMap::new();
+    for ((node_idx, _), bitmap) in instances.iter().zip(&w.coverage) {
+        if bitmap.is_empty() {
+            continue;
+        }
+        let acc = coverage.entry(config.nodes[*node_idx].name.clone()).or_default();
+        if acc.len() < bitmap.len() {
+            acc.resize(bitmap.len(), 0);
+        }
+        for (a, b) in acc.iter_mut().zip(bitmap) {
+            *a |= *b;
+        }
+    }
     let applied = Schedule { seed: schedule.seed, faults: Some(w.faults_applied.clone()), branches: schedule.branches.clone() };
     Outcome {
         seed: schedule.seed,
         schedule: applied,
         properties: std::mem::take(&mut w.props.by_message),
+        coverage: coverage.into_iter().map(|(n, b)| (n, crate::coverage::reached(&b))).collect(),
         setup_complete_ns: w.setup_complete_ns,
         verdict,
         end,

@@ -36,6 +36,7 @@ pub struct Scheduler {
 struct Launch {
     engine: wasmtime::Engine,
     pre: InstancePre<NodeCtx>,
+    coverage_functions: Option<u32>,
     args: Vec<String>,
     env: Vec<(String, String)>,
     memory_bytes_max: u64,
@@ -59,9 +60,10 @@ impl Scheduler {
     }
 
     /// Adds a node instance; it becomes runnable at the current time.
-    pub fn add(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, args: Vec<String>, env: Vec<(String, String)>, memory_bytes_max: u64) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, coverage_functions: Option<u32>, args: Vec<String>, env: Vec<(String, String)>, memory_bytes_max: u64) {
         let idx = self.futures.len();
-        self.launches.push(Launch { engine: engine.clone(), pre: pre.clone(), args, env, memory_bytes_max });
+        self.launches.push(Launch { engine: engine.clone(), pre: pre.clone(), coverage_functions, args, env, memory_bytes_max });
         self.futures.push(None);
         self.launch(idx);
         self.world.lock().unwrap().record(Some(idx), EventKind::Start);
@@ -77,6 +79,7 @@ impl Scheduler {
         store.set_fuel(budget).expect("fuel is on");
         store.fuel_async_yield_interval(Some(FUEL_QUANTUM)).expect("fuel is on");
         let pre = l.pre.clone();
+        let coverage_functions = l.coverage_functions;
         let instantiate_ns = self.instantiate_ns.clone();
         self.futures[idx] = Some(Box::pin(async move {
             let started = std::time::Instant::now();
@@ -84,8 +87,17 @@ impl Scheduler {
             *instantiate_ns.lock().unwrap() += started.elapsed().as_nanos() as u64;
             let memory = instance.get_memory(&mut store, "memory");
             store.data_mut().local.memory = memory;
+            if let Some(n) = coverage_functions {
+                let cov = instance.get_memory(&mut store, crate::coverage::COVERAGE_EXPORT).expect("an instrumented module exports its bitmap");
+                store.data_mut().local.coverage = Some((cov, n));
+            }
             let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
             let result = start.call_async(&mut store, ()).await;
+            {
+                let world = store.data().world.clone();
+                let mut w = world.lock().unwrap();
+                crate::node::harvest_coverage(&store, idx, &mut w);
+            }
             if !store.data().local.crashed {
                 flush_output(store.data_mut());
             }

@@ -118,6 +118,8 @@ pub struct World {
     pub branches_pending: VecDeque<Branch>,
     pub setup_complete_ns: Option<u64>,
     pub faults: FaultState,
+    /// Functions reached, per node instance (a byte per function index).
+    pub coverage: Vec<Vec<u8>>,
     /// The test oracle: workload memory that survives every node's crashes.
     pub oracle: BTreeMap<String, Vec<u8>>,
     /// Nodes crashed since the scheduler last looked: their stores must go.
@@ -155,6 +157,7 @@ impl World {
             setup_complete_ns: None,
             faults: FaultState::default(),
             oracle: BTreeMap::new(),
+            coverage: Vec::new(),
             crashed_now: Vec::new(),
             buggify_sites: BTreeMap::new(),
             unsupported_seen: BTreeSet::new(),

@@ -142,8 +142,10 @@ pub async fn poll_oneoff(caller: &mut Caller<'_, NodeCtx>, subs: u32, out: u32, 
 /// another event). Resets the watchdog: blocking is progress.
 pub async fn suspend(caller: &mut Caller<'_, NodeCtx>, deadline: Option<VTime>) -> wasmtime::Result<()> {
     let idx = caller.data().local.idx;
+    let world_handle = caller.data().world.clone();
     let (budget, wait_id) = {
-        let mut world = caller.data().world.lock().unwrap();
+        let mut world = world_handle.lock().unwrap();
+        crate::node::harvest_coverage(&*caller, idx, &mut world);
         let wait_id = world.block(idx, deadline);
         (world.limits.watchdog_instructions, wait_id)
     };
