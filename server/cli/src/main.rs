@@ -4,6 +4,7 @@
 //! Exit codes: 0 every run passed; 1 a run failed; 2 usage, config or build error.
 mod args;
 mod cause;
+mod explore;
 mod inspect;
 mod load;
 mod mutate;
@@ -29,6 +30,8 @@ enum Command {
     Run(run::RunArgs),
     /// Run one seed again and print everything every node wrote.
     Replay(replay::ReplayArgs),
+    /// Feedback-guided search: keep runs that reach something new, go deeper.
+    Explore(explore::ExploreArgs),
     /// Rerun a sweep with durability weakened, to see if your checks notice.
     Mutate(mutate::MutateArgs),
     /// Reduce a failing schedule to the faults that matter.
@@ -62,6 +65,7 @@ fn main() {
     let code = match cli.command {
         Command::Run(a) => run::main(a),
         Command::Replay(a) => replay::main(a),
+        Command::Explore(a) => explore::main(a),
         Command::Mutate(a) => mutate::main(a),
         Command::Shrink(a) => shrink::main(a),
         Command::Inspect(a) => inspect::main(a),

@@ -10,6 +10,7 @@
 pub mod artifacts;
 pub mod cache;
 pub mod catalog;
+pub mod explore;
 pub mod cause;
 pub mod modules;
 pub mod mutate;

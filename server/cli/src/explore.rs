@@ -1,0 +1,158 @@
+//! `seedfall explore`: feedback-guided search for rare failures.
+use crate::{load, output};
+use clap::Args;
+use seedfall_search::explore::{explore, ExploreOptions, Round};
+use seedfall_search::SeedRange;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+#[derive(Args)]
+pub struct ExploreArgs {
+    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
+    pub config: PathBuf,
+    /// Seeds of round 1.
+    #[arg(long, default_value = "1-8")]
+    pub seeds: String,
+    /// Stop after this many rounds.
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Children per round.
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
+    /// Stop after this much wall time (checked between rounds), like `10m`.
+    #[arg(long)]
+    pub budget: Option<String>,
+    /// Stop after this many rounds in a row with nothing new.
+    #[arg(long, default_value_t = 8)]
+    pub until_novelty: u32,
+    /// Keep exploring after a failure.
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Seed of the exploration's own choices.
+    #[arg(long, default_value_t = 1)]
+    pub explore_seed: u64,
+    /// Corpus folder (default .seedfall/corpus/<config>/ next to the config).
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    #[arg(short = 'j', long = "jobs")]
+    pub jobs: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn round_line(r: &Round) -> String {
+    format!(
+        "round {:<3} runs {:<5} +{} signals ({})  +{} functions ({})  corpus {}  failures {}  {}",
+        r.round,
+        r.runs,
+        r.new_signals.len(),
+        r.signals,
+        r.new_functions,
+        r.functions,
+        r.corpus,
+        r.failures,
+        output::real(r.elapsed_ms * 1_000_000)
+    )
+}
+
+pub fn main(a: ExploreArgs) -> i32 {
+    let seeds = match SeedRange::parse(&a.seeds) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("seedfall: -seeds: {e}");
+            return 2;
+        }
+    };
+    let budget = match &a.budget {
+        None => None,
+        Some(text) => match seedfall_sim::vtime::parse_duration(text) {
+            Some(d) if d.nanos() > 0 => Some(std::time::Duration::from_nanos(d.nanos())),
+            _ => {
+                eprintln!("seedfall: -budget: expected a duration like 10m or 30s, found \"{text}\"");
+                return 2;
+            }
+        },
+    };
+    if a.batch == 0 || a.batch > 100_000 {
+        eprintln!("seedfall: -batch: expected 1 to 100000, found {}", a.batch);
+        return 2;
+    }
+    let jobs = match crate::run::jobs_or_default(a.jobs) {
+        Ok(j) => j,
+        Err(c) => return c,
+    };
+    let project = match load::project(&a.config, a.json) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let config = &project.program.config;
+    let corpus_dir = a.corpus.clone().unwrap_or_else(|| seedfall_search::explore::corpus::default_dir(config));
+    let opts = ExploreOptions {
+        seeds,
+        rounds: a.rounds,
+        batch: a.batch,
+        budget,
+        until_novelty: a.until_novelty.max(1),
+        keep_going: a.keep_going,
+        explore_seed: a.explore_seed,
+        jobs,
+        corpus_dir: corpus_dir.clone(),
+    };
+    let stop = AtomicBool::new(false);
+    let json = a.json;
+    let result = explore(&project.program, &opts, &stop, &mut |r| {
+        if json {
+            return;
+        }
+        println!("{}", round_line(r));
+        for s in r.new_signals.iter().take(12) {
+            println!("    new: {s}");
+        }
+        if r.new_signals.len() > 12 {
+            println!("    ... and {} more", r.new_signals.len() - 12);
+        }
+    });
+    let mut folders = Vec::new();
+    for f in &result.failures {
+        match seedfall_search::artifacts::write_failure(config, f) {
+            Ok(p) => folders.push(Some(p)),
+            Err(e) => {
+                eprintln!("seedfall: {e}");
+                folders.push(None);
+            }
+        }
+    }
+    if json {
+        let failures: Vec<serde_json::Value> = result
+            .failures
+            .iter()
+            .zip(&folders)
+            .map(|(o, folder)| {
+                let mut f = output::failure_json(&project, o);
+                f.folder = folder.as_ref().map(|p| output::relative(p));
+                serde_json::to_value(f).unwrap()
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "version": 1, "config": output::relative(&config.path), "runs": result.runs, "rounds": result.rounds,
+            "stop": result.stop, "failures": failures, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap());
+    } else {
+        for s in &result.stale {
+            eprintln!("seedfall: skipped a stale corpus entry: {}", output::relative_prefix(s));
+        }
+        println!();
+        println!("stopped: {}", result.stop);
+        for (o, folder) in result.failures.iter().zip(&folders).take(3) {
+            print!("{}", output::failure_block(&project, o));
+            if let Some(folder) = folder {
+                let c = output::relative(&config.path);
+                let faults = output::relative(&folder.join("faults.json"));
+                println!("replay: seedfall replay -c {c} -seed {} -faults {faults}", o.seed);
+                println!("shrink: seedfall shrink -c {c} -seed {} -faults {faults}", o.seed);
+            }
+        }
+    }
+    i32::from(!result.failures.is_empty())
+}
