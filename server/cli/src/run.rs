@@ -32,6 +32,12 @@ pub struct RunArgs {
     /// Exit 1 when a pinned regression still fails (for CI).
     #[arg(long)]
     pub fail_on_pinned: bool,
+    /// Stop once this many batches in a row added no signal or function.
+    #[arg(long)]
+    pub until_novelty: Option<u32>,
+    /// Seeds per batch for -until-novelty.
+    #[arg(long, default_value_t = 20)]
+    pub batch: u64,
 }
 
 #[derive(Serialize)]
@@ -47,6 +53,8 @@ struct RunJson<'a> {
     virtual_seconds_per_wall_second: f64,
     failures: Vec<output::FailureJson>,
     pins: &'a seedfall_search::pins::PinReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exploration: Option<serde_json::Value>,
     properties: Vec<seedfall_search::properties::PropertyTally>,
     findings: Vec<seedfall_search::properties::Finding>,
     catalog_warnings: &'a [String],
@@ -117,7 +125,12 @@ pub fn main(a: RunArgs) -> i32 {
     let mut failures = Vec::new();
     let mut failed_seeds = Vec::new();
     let mut hashes = Vec::new();
-    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None };
+    if a.until_novelty == Some(0) || a.batch == 0 {
+        eprintln!("seedfall: -until-novelty and -batch: expected a positive number");
+        return 2;
+    }
+    let novelty = a.until_novelty.map(|rounds| seedfall_search::sweep::Novelty { rounds, batch: a.batch });
+    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None, novelty };
     let summary = seedfall_search::sweep(&project.program, &options, &stop, |outcome| {
         bar.inc(1);
         table.add(outcome);
@@ -165,6 +178,7 @@ pub fn main(a: RunArgs) -> i32 {
             virtual_seconds_per_wall_second: summary.virtual_seconds_per_wall_second,
             failures,
             pins: &pins,
+            exploration: summary.stop_reason.as_ref().map(|stop| serde_json::json!({ "growth": summary.growth, "stop": stop })),
             properties: table.by_message.values().cloned().collect(),
             findings: findings.clone(),
             catalog_warnings: &project.catalog_warnings,
@@ -175,6 +189,13 @@ pub fn main(a: RunArgs) -> i32 {
     } else {
         if !failed_seeds.is_empty() {
             println!();
+        }
+        if !summary.growth.is_empty() {
+            println!("round  runs  new signals  signals  new functions  functions");
+            for g in &summary.growth {
+                println!("{:>5}  {:>4}  {:>11}  {:>7}  {:>13}  {:>9}", g.round, g.runs, g.new_signals, g.signals, g.new_functions, g.functions);
+            }
+            println!("stopped: {}", summary.stop_reason.as_deref().unwrap_or(""));
         }
         print!("{}", output::property_table(&project, &table));
         for f in &findings {

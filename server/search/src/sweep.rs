@@ -14,6 +14,25 @@ pub struct SweepOptions {
     pub profile: bool,
     /// Weaken one durability guarantee (`seedfall mutate`).
     pub mutation: Option<seedfall_sim::disk::Mutation>,
+    /// Stop once this many batches in a row added no signal or function.
+    pub novelty: Option<Novelty>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Novelty {
+    pub rounds: u32,
+    pub batch: u64,
+}
+
+/// One row of the growth table of `run -until-novelty`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GrowthRow {
+    pub round: u32,
+    pub runs: u64,
+    pub new_signals: usize,
+    pub signals: usize,
+    pub new_functions: usize,
+    pub functions: usize,
 }
 
 /// Totals of a sweep. Rates use the sweep's wall time.
@@ -31,6 +50,11 @@ pub struct SweepSummary {
     pub host_calls: u64,
     pub seeds_per_second: f64,
     pub virtual_seconds_per_wall_second: f64,
+    /// With `-until-novelty`: the growth table and why the sweep stopped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub growth: Vec<GrowthRow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
 }
 
 /// Runs the seeds; `on_outcome` sees each outcome in seed order. Traces of
@@ -39,18 +63,31 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
     let started = Instant::now();
     let run_options = RunOptions { profile: options.profile, mutation: options.mutation };
     let mut summary = SweepSummary::default();
-    pool::run_ordered(
-        options.seeds.len(),
+    // Without -until-novelty the whole range is one batch.
+    let batch = options.novelty.map_or(options.seeds.len(), |n| n.batch.max(1));
+    let mut growth = crate::explore::Growth::default();
+    let (mut quiet, mut done) = (0u32, 0u64);
+    let mut round = 0u32;
+    while done < options.seeds.len() {
+        let count = batch.min(options.seeds.len() - done);
+        let first = done;
+        round += 1;
+        let (signals_before, functions_before) = (growth.signals(), growth.functions);
+        pool::run_ordered(
+        count,
         options.jobs,
         stop,
         |i| {
-            let mut outcome = run(program, &Schedule::seed(options.seeds.nth(i)), &run_options);
+            let mut outcome = run(program, &Schedule::seed(options.seeds.nth(first + i)), &run_options);
             if outcome.verdict == Verdict::Pass {
                 outcome.trace = Vec::new();
             }
             outcome
         },
         |_, outcome| {
+            if options.novelty.is_some() {
+                growth.add(&outcome);
+            }
             summary.runs += 1;
             summary.failures += u64::from(outcome.verdict == Verdict::Fail);
             summary.virtual_ns += outcome.stats.virtual_ns;
@@ -61,7 +98,30 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
             summary.host_calls += outcome.stats.host_calls;
             on_outcome(&outcome);
         },
-    );
+        );
+        done += count;
+        let Some(novelty) = options.novelty else { continue };
+        let novel = growth.signals() > signals_before || growth.functions > functions_before;
+        summary.growth.push(GrowthRow {
+            round,
+            runs: done,
+            new_signals: growth.signals() - signals_before,
+            signals: growth.signals(),
+            new_functions: growth.functions - functions_before,
+            functions: growth.functions,
+        });
+        quiet = if novel { 0 } else { quiet + 1 };
+        if quiet >= novelty.rounds {
+            summary.stop_reason = Some(format!("no novelty for {quiet} batches"));
+            break;
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+    }
+    if options.novelty.is_some() && summary.stop_reason.is_none() {
+        summary.stop_reason = Some("seed range finished".into());
+    }
     summary.wall_ns = started.elapsed().as_nanos().max(1) as u64;
     let wall_s = summary.wall_ns as f64 / 1e9;
     summary.seeds_per_second = summary.runs as f64 / wall_s;

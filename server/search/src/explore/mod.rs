@@ -146,6 +146,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
         run_batch(program, &schedules, opts.jobs, stop, |o| {
             runs += 1;
             let new = growth.add(&o);
+            new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.signal.describe()));
             if o.verdict == Verdict::Fail {
                 if failures.len() < FAILURES_KEPT_MAX {
                     failures.push(o);
@@ -155,7 +156,6 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             if new.is_empty() {
                 return;
             }
-            new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.signal.describe()));
             let entry = Entry::new(&config.name, &crate::target::exact(&o), o.end_time.nanos(), signals::of(&o));
             if !entries.iter().any(|e| e.id == entry.id) && entries.len() < corpus::ENTRIES_MAX {
                 // A corpus that cannot be written still guides this exploration.
