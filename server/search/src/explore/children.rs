@@ -10,7 +10,8 @@
 //!   state and continues from there with a different future;
 //! - odds 1 in 5: re-key one stream (sched, net, disk, disklatency, random)
 //!   from a random moment;
-//! - otherwise add, remove or shift a fault.
+//! - otherwise add, remove or shift a fault (or, when the config has no
+//!   fault families and the entry no faults, branch after a signal).
 use super::corpus::Entry;
 use super::signals::Signal;
 use rand_chacha::ChaCha20Rng;
@@ -74,7 +75,12 @@ impl Chooser {
         let weights: Vec<u64> = entries.iter().map(|e| 1 + e.reached.iter().map(|r| rarity(&r.signal)).max().unwrap_or(0)).collect();
         let entry = &entries[self.weighted(&weights)];
         let mut child = entry.schedule();
-        let roll = self.below(5);
+        let mut roll = self.below(5);
+        // With nothing to add, remove or shift (no fault families configured
+        // and none in the entry), the fault share goes to branching instead.
+        if roll == 4 && config.faults.crash.is_none() && config.faults.pause.is_none() && config.faults.clock_skew.is_none() && config.faults.clock_jump.is_none() && entry.faults.is_empty() {
+            roll = 0;
+        }
         let timed: Vec<(u64, u64)> = entry.reached.iter().filter_map(|r| r.at_ns.map(|t| (t, rarity(&r.signal)))).collect();
         let all: Vec<String> = Stream::ALL.iter().map(|s| s.name().to_string()).collect();
         if roll < 3 && !timed.is_empty() {
