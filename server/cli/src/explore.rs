@@ -111,6 +111,12 @@ pub fn main(a: ExploreArgs) -> i32 {
         if r.new_signals.len() > 12 {
             println!("    ... and {} more", r.new_signals.len() - 12);
         }
+        // Only after round 1: there, every function is new.
+        if r.round > 1 && !r.new_function_names.is_empty() {
+            let more = r.new_functions.saturating_sub(r.new_function_names.len());
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            println!("    new functions: {}{more}", r.new_function_names.join(", "));
+        }
     });
     let mut folders = Vec::new();
     for f in &result.failures {

@@ -49,6 +49,7 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
     }).map_err(LoadError::Build)?;
     let mut compiled = Vec::with_capacity(config.nodes.len());
     let mut coverage = Vec::with_capacity(config.nodes.len());
+    let mut function_names = std::collections::BTreeMap::new();
     let mut catalog = crate::catalog::Catalog::default();
     for node in &config.nodes {
         let built = recipe::wasm_for(node, &cache, log).map_err(LoadError::Build)?;
@@ -57,6 +58,7 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
             let raw = std::fs::read(&built.wasm).map_err(|e| fail(format!("cannot read {}: {e}", built.wasm.display())))?;
             let inst = seedfall_sim::coverage::instrument(&raw).map_err(fail)?;
             coverage.push(Some(inst.functions));
+            function_names.insert(node.name.clone(), inst.names);
             modules::compiled_bytes(&engine, &inst.wasm, &built.wasm, &cache, log).map_err(fail)?
         } else {
             coverage.push(None);
@@ -71,6 +73,7 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
     catalog.warnings.dedup();
     let mut program = Program::with_coverage(&engine, config, compiled, coverage).map_err(LoadError::Build)?;
     program.catalog = catalog.entries;
+    program.function_names = function_names;
     Ok(Project { program, catalog_warnings: catalog.warnings })
 }
 

@@ -19,6 +19,25 @@ pub struct Instrumented {
     pub wasm: Vec<u8>,
     /// Bytes of the bitmap that matter: one per function index.
     pub functions: u32,
+    /// Function names from the `name` section, for display (index order).
+    pub names: std::collections::BTreeMap<u32, String>,
+}
+
+/// Function names from a module's `name` section (empty when it has none).
+pub fn function_names(wasm: &[u8]) -> std::collections::BTreeMap<u32, String> {
+    let mut names = std::collections::BTreeMap::new();
+    for payload in Parser::new(0).parse_all(wasm).flatten() {
+        let Payload::CustomSection(c) = payload else { continue };
+        let wasmparser::KnownCustom::Name(reader) = c.as_known() else { continue };
+        for name in reader.into_iter().flatten() {
+            if let wasmparser::Name::Function(map) = name {
+                for naming in map.into_iter().flatten() {
+                    names.insert(naming.index, naming.name.to_string());
+                }
+            }
+        }
+    }
+    names
 }
 
 fn leb(mut v: u64, out: &mut Vec<u8>) {
@@ -154,7 +173,7 @@ pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
     wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
         .validate_all(&out)
         .map_err(|err| format!("the instrumented module is invalid: {err}"))?;
-    Ok(Instrumented { wasm: out, functions })
+    Ok(Instrumented { wasm: out, functions, names: function_names(wasm) })
 }
 
 /// Indices of the functions a bitmap marks as reached.
@@ -180,6 +199,7 @@ mod tests {
         .unwrap();
         let inst = instrument(&wasm).unwrap();
         assert_eq!(inst.functions, 4);
+        assert_eq!(inst.names.get(&1).map(String::as_str), Some("a"), "names come from the name section");
         let engine = wasmtime::Engine::default();
         let module = wasmtime::Module::new(&engine, &inst.wasm).unwrap();
         let mut store = wasmtime::Store::new(&engine, ());

@@ -12,6 +12,8 @@ pub struct Program {
     pub config: Config,
     /// Every property in the program, known before any run (set by the loader).
     pub catalog: Vec<crate::props::CatalogEntry>,
+    /// Function names per config node, for display (set by the loader).
+    pub function_names: std::collections::BTreeMap<String, std::collections::BTreeMap<u32, String>>,
     pub(crate) engine: Engine,
     pub(crate) nodes: Vec<ProgramNode>,
 }
@@ -47,7 +49,7 @@ impl Program {
             let pre = linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?;
             nodes.push(ProgramNode { pre, coverage_functions });
         }
-        Ok(Program { config, catalog: Vec::new(), engine: engine.clone(), nodes })
+        Ok(Program { config, catalog: Vec::new(), function_names: Default::default(), engine: engine.clone(), nodes })
     }
 
     pub fn instrumented(&self) -> bool {

@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 /// Bound on rounds when no other limit is given.
 pub const ROUNDS_MAX: u32 = 100_000;
+/// New function names kept per round for display.
+pub const NEW_FUNCTION_NAMES_MAX: usize = 8;
 /// Failing outcomes kept (with traces) per exploration.
 pub const FAILURES_KEPT_MAX: usize = 32;
 
@@ -46,6 +48,8 @@ pub struct Round {
     pub new_signals: Vec<String>,
     pub signals: usize,
     pub new_functions: usize,
+    /// Names of some of the new functions (`node: name`), for display.
+    pub new_function_names: Vec<String>,
     pub functions: usize,
     pub corpus: usize,
     pub failures: usize,
@@ -143,10 +147,17 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
         };
         let (signals_before, functions_before) = (growth.signals(), growth.functions);
         let mut new_signals = Vec::new();
+        let mut new_function_names = Vec::new();
         run_batch(program, &schedules, opts.jobs, stop, |o| {
             runs += 1;
             let new = growth.add(&o);
             new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.signal.describe()));
+            for r in &new {
+                if let (Signal::Function { node, index }, true) = (&r.signal, new_function_names.len() < NEW_FUNCTION_NAMES_MAX) {
+                    let name = program.function_names.get(node).and_then(|m| m.get(index)).cloned().unwrap_or_else(|| format!("#{index}"));
+                    new_function_names.push(format!("{node}: {name}"));
+                }
+            }
             if o.verdict == Verdict::Fail {
                 if failures.len() < FAILURES_KEPT_MAX {
                     failures.push(o);
@@ -169,6 +180,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             new_signals,
             signals: growth.signals(),
             new_functions: growth.functions - functions_before,
+            new_function_names,
             functions: growth.functions,
             corpus: entries.len(),
             failures: failures.len(),
