@@ -1,21 +1,17 @@
 //! `seedfall cause`: when the failure became inevitable, and what happened then.
-use crate::{load, output};
+use crate::output;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seedfall_search::target::{exact, Target};
-use seedfall_sim::{run, RunOptions, ScheduleFile, VTime};
+use seedfall_sim::{ScheduleFile, VTime};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+
 use std::sync::atomic::AtomicBool;
 
 #[derive(Args)]
 pub struct CauseArgs {
-    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
-    pub config: PathBuf,
-    #[arg(long)]
-    pub seed: Option<u64>,
-    #[arg(long)]
-    pub faults: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: crate::schedule::RunSpec,
     /// Moments to branch at, evenly spread over the run up to the failure.
     #[arg(long, default_value_t = 16)]
     pub moments: usize,
@@ -43,30 +39,16 @@ pub fn main(a: CauseArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let project = match load::project(&a.config, a.json) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let schedule = match crate::schedule::resolve(&project, a.seed, a.faults.as_deref()) {
-        Ok(s) => s,
+    let (project, schedule) = match a.run.load(a.json) {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let config = &project.program.config;
-    let first = run(&project.program, &schedule, &RunOptions::default());
-    let Some(failure) = &first.failure else {
-        eprintln!("seedfall: seed {} passes: there is no failure to explain", schedule.seed);
-        return 2;
+    let (first, dir) = match a.run.failing(&project, &schedule, "explain") {
+        Ok(x) => x,
+        Err(code) => return code,
     };
-    let dir: PathBuf = match &a.faults {
-        Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
-        None => match seedfall_search::artifacts::write_failure(config, &first) {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("seedfall: {e}");
-                return 2;
-            }
-        },
-    };
+    let failure = first.failure.as_ref().expect("a failing run");
     let total = (a.moments * a.children) as u64;
     let bar = if std::io::stderr().is_terminal() && !a.json {
         let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());

@@ -2,7 +2,6 @@
 use crate::{load, output};
 use clap::Args;
 use seedfall_search::explore::{explore, ExploreOptions, Round};
-use seedfall_search::SeedRange;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
@@ -56,12 +55,9 @@ pub fn round_line(r: &Round) -> String {
 }
 
 pub fn main(a: ExploreArgs) -> i32 {
-    let seeds = match SeedRange::parse(&a.seeds) {
+    let seeds = match crate::run::seeds_or_exit(&a.seeds) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("seedfall: -seeds: {e}");
-            return 2;
-        }
+        Err(code) => return code,
     };
     let budget = match &a.budget {
         None => None,

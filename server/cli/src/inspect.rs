@@ -1,20 +1,15 @@
 //! `seedfall inspect`: the timeline of one run, filterable by node and by
 //! event kind, ending at the failure. `-json` prints the same events as JSON
 //! lines for tools (the daemon and the editor use it).
-use crate::{load, output};
+use crate::output;
 use clap::Args;
 use seedfall_sim::trace::{EventKind, TraceEvent};
 use seedfall_sim::{run, RunOptions, VTime};
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct InspectArgs {
-    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
-    pub config: PathBuf,
-    #[arg(long)]
-    pub seed: Option<u64>,
-    #[arg(long)]
-    pub faults: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: crate::schedule::RunSpec,
     /// Only events of these node instances (comma-separated; `server` also
     /// matches `server#1`...).
     #[arg(long)]
@@ -54,8 +49,8 @@ fn node_matches(filter: &[String], node: Option<&str>) -> bool {
 }
 
 pub fn main(a: InspectArgs) -> i32 {
-    let project = match load::project(&a.config, a.json) {
-        Ok(p) => p,
+    let (project, schedule) = match a.run.load(a.json) {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let nodes: Vec<String> = a.node.as_deref().map(|s| s.split(',').map(str::to_string).collect()).unwrap_or_default();
@@ -73,10 +68,6 @@ pub fn main(a: InspectArgs) -> i32 {
             return 2;
         }
     }
-    let schedule = match crate::schedule::resolve(&project, a.seed, a.faults.as_deref()) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
     let outcome = run(&project.program, &schedule, &RunOptions::default());
     let keep = |e: &&TraceEvent| node_matches(&nodes, e.node.as_deref()) && (kinds.is_empty() || kinds.iter().any(|k| k == kind_of(&e.kind)));
     let events: Vec<&TraceEvent> = outcome.trace.iter().filter(keep).collect();

@@ -3,7 +3,6 @@
 use crate::{load, output};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use seedfall_search::SeedRange;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -21,12 +20,9 @@ pub struct MutateArgs {
 }
 
 pub fn main(a: MutateArgs) -> i32 {
-    let seeds = match SeedRange::parse(&a.seeds) {
+    let seeds = match crate::run::seeds_or_exit(&a.seeds) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("seedfall: -seeds: {e}");
-            return 2;
-        }
+        Err(code) => return code,
     };
     let jobs = match crate::run::jobs_or_default(a.jobs) {
         Ok(j) => j,

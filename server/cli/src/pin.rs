@@ -1,26 +1,21 @@
 //! `seedfall pin`: a failure becomes a regression every later `run` replays.
-use crate::{load, output};
+use crate::output;
 use clap::Args;
 use seedfall_search::target::{exact, Target};
 use seedfall_sim::{run, RunOptions};
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct PinArgs {
-    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
-    pub config: PathBuf,
-    #[arg(long)]
-    pub seed: Option<u64>,
-    #[arg(long)]
-    pub faults: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: crate::schedule::RunSpec,
     /// The pin's name (default: seed-<n>-<signature>).
     #[arg(long)]
     pub name: Option<String>,
 }
 
 pub fn main(a: PinArgs) -> i32 {
-    let project = match load::project(&a.config, false) {
-        Ok(p) => p,
+    let (project, schedule) = match a.run.load(false) {
+        Ok(x) => x,
         Err(code) => return code,
     };
     if let Some(n) = &a.name {
@@ -29,10 +24,6 @@ pub fn main(a: PinArgs) -> i32 {
             return 2;
         }
     }
-    let schedule = match crate::schedule::resolve(&project, a.seed, a.faults.as_deref()) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
     let outcome = run(&project.program, &schedule, &RunOptions::default());
     let Some(failure) = &outcome.failure else {
         eprintln!("seedfall: seed {} passes: only a failure can be pinned", schedule.seed);

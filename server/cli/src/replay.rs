@@ -1,20 +1,13 @@
 //! `seedfall replay`: one seed again, with everything every node wrote.
-use crate::{load, output};
+use crate::output;
 use clap::Args;
 use seedfall_sim::{run, RunOptions, VTime, Verdict};
 use serde::Serialize;
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct ReplayArgs {
-    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
-    pub config: PathBuf,
-    /// The seed to replay (optional with -faults: the file names it).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// A schedule file (`faults.json` of a failure folder): replay exactly it.
-    #[arg(long)]
-    pub faults: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: crate::schedule::RunSpec,
     /// Print one JSON document (events, verdict, trace hash) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -34,12 +27,8 @@ struct ReplayJson<'a> {
 }
 
 pub fn main(a: ReplayArgs) -> i32 {
-    let project = match load::project(&a.config, a.json) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let schedule = match crate::schedule::resolve(&project, a.seed, a.faults.as_deref()) {
-        Ok(s) => s,
+    let (project, schedule) = match a.run.load(a.json) {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let outcome = run(&project.program, &schedule, &RunOptions::default());

@@ -63,6 +63,14 @@ struct RunJson<'a> {
     totals: &'a seedfall_search::SweepSummary,
 }
 
+/// `-seeds`, parsed; on error, prints it and returns the exit code.
+pub fn seeds_or_exit(text: &str) -> Result<SeedRange, i32> {
+    SeedRange::parse(text).map_err(|e| {
+        eprintln!("seedfall: -seeds: {e}");
+        2
+    })
+}
+
 pub fn jobs_or_default(jobs: Option<usize>) -> Result<usize, i32> {
     let n = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     if n == 0 || n > seedfall_search::pool::JOBS_MAX {
@@ -73,12 +81,9 @@ pub fn jobs_or_default(jobs: Option<usize>) -> Result<usize, i32> {
 }
 
 pub fn main(a: RunArgs) -> i32 {
-    let seeds = match SeedRange::parse(&a.seeds) {
+    let seeds = match crate::run::seeds_or_exit(&a.seeds) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("seedfall: -seeds: {e}");
-            return 2;
-        }
+        Err(code) => return code,
     };
     let jobs = match jobs_or_default(a.jobs) {
         Ok(j) => j,

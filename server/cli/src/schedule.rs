@@ -30,3 +30,46 @@ pub fn resolve(project: &Project, seed: Option<u64>, faults: Option<&Path>) -> R
         }
     }
 }
+
+/// The flags that name one run: `-c FILE`, `-seed N`, `-faults FILE`.
+#[derive(clap::Args)]
+pub struct RunSpec {
+    /// The config file.
+    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
+    pub config: std::path::PathBuf,
+    /// The seed (optional with -faults: the file names it).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A schedule file (a failure folder's faults.json): exactly that run.
+    #[arg(long)]
+    pub faults: Option<std::path::PathBuf>,
+}
+
+impl RunSpec {
+    /// Loads the project and resolves the schedule; on error, prints it and
+    /// returns the exit code.
+    pub fn load(&self, quiet: bool) -> Result<(Project, Schedule), i32> {
+        let project = crate::load::project(&self.config, quiet)?;
+        let schedule = resolve(&project, self.seed, self.faults.as_deref())?;
+        Ok((project, schedule))
+    }
+
+    /// Runs the schedule, which must fail (`what` says what the tool needed
+    /// the failure for), and names the folder where the tool writes: beside
+    /// the `-faults` file, or the run's own failure folder.
+    pub fn failing(&self, project: &Project, schedule: &Schedule, what: &str) -> Result<(seedfall_sim::Outcome, std::path::PathBuf), i32> {
+        let outcome = seedfall_sim::run(&project.program, schedule, &seedfall_sim::RunOptions::default());
+        if outcome.failure.is_none() {
+            eprintln!("seedfall: seed {} passes: there is no failure to {what}", schedule.seed);
+            return Err(2);
+        }
+        let dir = match &self.faults {
+            Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
+            None => seedfall_search::artifacts::write_failure(&project.program.config, &outcome).map_err(|e| {
+                eprintln!("seedfall: {e}");
+                2
+            })?,
+        };
+        Ok((outcome, dir))
+    }
+}

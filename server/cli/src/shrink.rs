@@ -1,22 +1,16 @@
 //! `seedfall shrink`: a failing schedule reduced to the faults that matter.
-use crate::{load, output};
+use crate::output;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seedfall_search::target::{exact, Target};
-use seedfall_sim::{run, RunOptions, ScheduleFile, VTime};
+use seedfall_sim::{ScheduleFile, VTime};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 #[derive(Args)]
 pub struct ShrinkArgs {
-    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
-    pub config: PathBuf,
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// The failing schedule (a failure folder's faults.json).
-    #[arg(long)]
-    pub faults: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: crate::schedule::RunSpec,
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
 }
@@ -33,36 +27,19 @@ pub fn main(a: ShrinkArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let project = match load::project(&a.config, false) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let schedule = match crate::schedule::resolve(&project, a.seed, a.faults.as_deref()) {
-        Ok(s) => s,
+    let (project, schedule) = match a.run.load(false) {
+        Ok(x) => x,
         Err(code) => return code,
     };
     let config = &project.program.config;
-    let first = run(&project.program, &schedule, &RunOptions::default());
-    let Some(failure) = &first.failure else {
-        eprintln!("seedfall: seed {} passes: there is no failure to shrink", schedule.seed);
-        return 2;
+    let (first, dir) = match a.run.failing(&project, &schedule, "shrink") {
+        Ok(x) => x,
+        Err(code) => return code,
     };
-    let target = Target::of(failure);
+    let target = Target::of(first.failure.as_ref().expect("a failing run"));
     let original = exact(&first);
     let n_before = original.faults.as_ref().map_or(0, Vec::len);
     println!("shrinking seed {}: {} ({n_before} faults)", schedule.seed, target.describe());
-    // The shrunk schedule goes next to the original: beside the given file,
-    // or in the failure folder this run writes.
-    let dir: PathBuf = match &a.faults {
-        Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
-        None => match seedfall_search::artifacts::write_failure(config, &first) {
-            Ok(d) => d,
-            Err(e) => {
-                eprintln!("seedfall: {e}");
-                return 2;
-            }
-        },
-    };
     let bar = if std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         b.set_style(ProgressStyle::with_template("{spinner} shrinking: {pos} runs").unwrap());
