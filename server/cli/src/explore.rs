@@ -37,6 +37,9 @@ pub struct ExploreArgs {
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    /// Print each round as a `round <json>` line on stderr (for the daemon).
+    #[arg(long, hide = true)]
+    pub events: bool,
 }
 
 pub fn round_line(r: &Round) -> String {
@@ -96,7 +99,11 @@ pub fn main(a: ExploreArgs) -> i32 {
     };
     let stop = AtomicBool::new(false);
     let json = a.json;
+    let events = a.events;
     let result = explore(&project.program, &opts, &stop, &mut |r| {
+        if events {
+            eprintln!("round {}", serde_json::to_string(r).unwrap());
+        }
         if json {
             return;
         }
@@ -116,7 +123,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     });
     let mut folders = Vec::new();
     for f in &result.failures {
-        match seedfall_search::artifacts::write_failure(config, f) {
+        match seedfall_search::artifacts::write_failure(&project, f) {
             Ok(p) => folders.push(Some(p)),
             Err(e) => {
                 eprintln!("seedfall: {e}");

@@ -38,6 +38,9 @@ pub struct RunArgs {
     /// Seeds per batch for -until-novelty.
     #[arg(long, default_value_t = 20)]
     pub batch: u64,
+    /// Print `progress <done> <total>` lines on stderr (for the daemon).
+    #[arg(long, hide = true)]
+    pub progress: bool,
 }
 
 #[derive(Serialize)]
@@ -126,6 +129,7 @@ pub fn main(a: RunArgs) -> i32 {
     }
     let stop = AtomicBool::new(false);
     let mut table = seedfall_search::properties::PropertyTable::with_catalog(&project.program.catalog);
+    let mut done = 0u64;
     let mut first_folder: Option<PathBuf> = None;
     let mut failures = Vec::new();
     let mut failed_seeds = Vec::new();
@@ -138,14 +142,21 @@ pub fn main(a: RunArgs) -> i32 {
     let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None, novelty };
     let summary = seedfall_search::sweep(&project.program, &options, &stop, |outcome| {
         bar.inc(1);
+        done += 1;
+        if a.progress {
+            eprintln!("progress {done} {}", seeds.len());
+        }
         table.add(outcome);
+        if outcome.verdict == Verdict::Pass {
+            seedfall_search::artifacts::clear_passing(config, outcome.seed);
+        }
         if a.hashes {
             hashes.push((outcome.seed, format!("{:016x}", outcome.trace_hash)));
         }
         if outcome.verdict == Verdict::Fail {
             failed_seeds.push(outcome.seed);
             bar.set_message(format!("{} failed", failed_seeds.len()));
-            let folder = match seedfall_search::artifacts::write_failure(config, outcome) {
+            let folder = match seedfall_search::artifacts::write_failure(&project, outcome) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     bar.suspend(|| eprintln!("seedfall: {e}"));
@@ -170,6 +181,9 @@ pub fn main(a: RunArgs) -> i32 {
     });
     bar.finish_and_clear();
     let findings = table.findings();
+    if let Err(e) = seedfall_search::properties::save_last_run(&project, &seeds.to_string(), summary.runs, summary.failures, &table) {
+        eprintln!("seedfall: {e}");
+    }
     if a.json {
         let doc = RunJson {
             version: 1,

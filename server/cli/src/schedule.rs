@@ -65,7 +65,7 @@ impl RunSpec {
         }
         let dir = match &self.faults {
             Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
-            None => seedfall_search::artifacts::write_failure(&project.program.config, &outcome).map_err(|e| {
+            None => seedfall_search::artifacts::write_failure(project, &outcome).map_err(|e| {
                 eprintln!("seedfall: {e}");
                 2
             })?,

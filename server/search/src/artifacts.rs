@@ -8,6 +8,7 @@
 //! the same failure of the same seed always lands in the same folder.
 use crate::cache::hash_hex;
 use seedfall_sim::trace::{EventKind, Stdio};
+use crate::project::Project;
 use seedfall_sim::{Config, Outcome, ScheduleFile};
 use serde::Serialize;
 use std::io::Write;
@@ -48,12 +49,33 @@ struct Summary<'a> {
     trace_hash: String,
     trace_events_dropped: u64,
     replay: String,
+    /// The failure's source line on this machine, when the guest told where
+    /// (absolute path): editors put the diagnostic there.
+    source: Option<Source>,
+}
+
+#[derive(Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
+pub struct Source {
+    pub file: String,
+    pub line: u32,
+}
+
+/// A guest location (`module/path/file.go:12`, `src/main.rs:12`) resolved to
+/// a file on this machine, when the node's recipe says where its sources are.
+pub fn source(project: &Project, node: &str, raw: &str) -> Option<Source> {
+    let line: u32 = raw.rsplit_once(':')?.1.parse().ok()?;
+    let file = project.resolve_location(node, raw).or_else(|| {
+        let f = std::path::Path::new(raw.rsplit_once(':')?.0);
+        f.is_absolute().then(|| f.to_path_buf()).filter(|p| p.is_file())
+    })?;
+    Some(Source { file: file.display().to_string(), line })
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes the failure folder of a failing outcome (which must carry its trace).
-pub fn write_failure(config: &Config, outcome: &Outcome) -> Result<PathBuf, String> {
+pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, String> {
+    let config = &project.program.config;
     let root = failures_dir(config);
     let name = folder_name(config, outcome);
     let fin = root.join(&name);
@@ -97,6 +119,7 @@ pub fn write_failure(config: &Config, outcome: &Outcome) -> Result<PathBuf, Stri
         trace_hash: format!("{:016x}", outcome.trace_hash),
         trace_events_dropped: outcome.trace_events_dropped,
         replay: format!("seedfall replay -c {} -seed {} -faults {}", config.path.display(), outcome.seed, rel_faults.display()),
+        source: outcome.failure.as_ref().and_then(|f| source(project, &f.node, f.location.as_deref()?)),
     };
     write(&tmp.join("summary.json"), &serde_json::to_vec_pretty(&summary).unwrap()).map_err(io)?;
     // Another seedfall may be writing the same failure (same seed, same
@@ -118,4 +141,25 @@ fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut f = std::fs::File::create(path)?;
     f.write_all(bytes)?;
     f.sync_all()
+}
+
+/// After a rerun in which `seed` passed: its plain-seed failure folders are
+/// stale (the bug is fixed, or moved), so they go. Folders whose schedule
+/// has branches (from explore or cause) are not the seed's alone and stay.
+pub fn clear_passing(config: &Config, seed: u64) {
+    let prefix = format!("{}-seed-{seed}-", config.name);
+    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(&prefix) {
+            continue;
+        }
+        let branched = std::fs::read_to_string(e.path().join("faults.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_none_or(|v| v["branches"].as_array().is_none_or(|b| !b.is_empty()));
+        if !branched {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }

@@ -83,3 +83,53 @@ impl PropertyTable {
         out
     }
 }
+
+/// `.seedfall/last-run/<config>.json`: what the last sweep of a config
+/// found, for tools that show results beside the code (the daemon's lenses).
+pub const LAST_RUN_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct LastRun<'a> {
+    version: u32,
+    config: &'a str,
+    seeds: String,
+    runs: u64,
+    failed: u64,
+    properties: Vec<serde_json::Value>,
+    findings: Vec<serde_json::Value>,
+}
+
+pub fn last_run_path(config: &seedfall_sim::Config) -> std::path::PathBuf {
+    config.dir().join(".seedfall").join("last-run").join(format!("{}.json", config.name))
+}
+
+/// Where a tallied property sits on this machine, if known.
+pub fn tally_source(project: &crate::Project, t: &PropertyTally) -> Option<crate::artifacts::Source> {
+    let raw = t.location.as_deref()?;
+    let node = project.program.catalog.iter().find(|e| e.message == t.message).map(|e| e.node.clone())
+        .or_else(|| project.program.config.nodes.first().map(|n| n.name.clone()))?;
+    crate::artifacts::source(project, &node, raw)
+}
+
+pub fn save_last_run(project: &crate::Project, seeds: &str, runs: u64, failed: u64, table: &PropertyTable) -> Result<(), String> {
+    let config = &project.program.config;
+    let with_source = |v: serde_json::Value, t: &PropertyTally| {
+        let mut v = v;
+        v["source"] = serde_json::to_value(tally_source(project, t)).unwrap();
+        v
+    };
+    let properties = table.by_message.values().map(|t| with_source(serde_json::to_value(t).unwrap(), t)).collect();
+    let findings = table
+        .findings()
+        .iter()
+        .map(|f| {
+            let message = match f {
+                Finding::NeverReached { message, .. } | Finding::NeverTrue { message, .. } => message,
+            };
+            with_source(serde_json::to_value(f).unwrap(), &table.by_message[message])
+        })
+        .collect();
+    let doc = LastRun { version: LAST_RUN_VERSION, config: &config.name, seeds: seeds.to_string(), runs, failed, properties, findings };
+    let path = last_run_path(config);
+    crate::cache::write_atomic(&path, &serde_json::to_vec_pretty(&doc).unwrap()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
