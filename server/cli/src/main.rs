@@ -42,6 +42,8 @@ enum Command {
     Pin(pin::PinArgs),
     /// When did the failure become inevitable? Branch the run and see.
     Cause(cause::CauseArgs),
+    /// The editor daemon: LSP over stdio (diagnostics, lenses, background runs).
+    Lsp,
 }
 
 fn main() {
@@ -71,6 +73,7 @@ fn main() {
         Command::Inspect(a) => inspect::main(a),
         Command::Pin(a) => pin::main(a),
         Command::Cause(a) => cause::main(a),
+        Command::Lsp => seedfall_lsp::serve_stdio(),
     };
     std::process::exit(code);
 }

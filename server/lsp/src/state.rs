@@ -1,0 +1,151 @@
+//! The daemon's one owner of workspace state: the configs it found and, for
+//! each, what is on disk about it (parse errors, failure folders, the last
+//! sweep's results, the corpus). Everything here is derived from files, so
+//! the CLI in a terminal and the editor see the same thing; a refresh simply
+//! reads them again.
+use dashmap::DashMap;
+use seedfall_sim::{Config, ConfigError};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+
+/// Bounds on what a scan reads.
+pub const CONFIGS_MAX: usize = 256;
+pub const FAILURES_MAX: usize = 500;
+const SCAN_DEPTH_MAX: usize = 6;
+const SKIP_DIRS: &[&str] = &[".git", ".seedfall", "target", "node_modules", "regressions"];
+
+#[derive(Clone, Debug)]
+pub struct FailureView {
+    pub folder: PathBuf,
+    pub seed: u64,
+    pub node: String,
+    pub message: String,
+    pub details: Option<String>,
+    pub kind: String,
+    pub time_ns: u64,
+    /// The failing source line (absolute file, 1-based line), when known.
+    pub source: Option<(PathBuf, u32)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ConfigView {
+    pub path: PathBuf,
+    pub text: String,
+    pub parsed: Result<Config, ConfigError>,
+    pub failures: Vec<FailureView>,
+    pub last_run: Option<Value>,
+    pub corpus: Vec<Value>,
+    pub stale_corpus: Vec<String>,
+}
+
+#[derive(Default)]
+pub struct State {
+    pub roots: RwLock<Vec<PathBuf>>,
+    pub configs: DashMap<PathBuf, ConfigView>,
+    /// Rounds of the explorations this daemon ran, per config.
+    pub rounds: DashMap<PathBuf, Vec<Value>>,
+    /// Editor buffers that differ from disk (config files being typed).
+    pub open_texts: DashMap<PathBuf, String>,
+}
+
+pub fn is_config_name(name: &str) -> bool {
+    name.starts_with("seedfall") && name.ends_with(".json")
+}
+
+/// Every seedfall config under the roots (bounded depth and count).
+pub fn find_configs(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(PathBuf, usize)> = roots.iter().map(|r| (r.clone(), 0)).collect();
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() && depth < SCAN_DEPTH_MAX && !SKIP_DIRS.contains(&name.as_str()) {
+                stack.push((e.path(), depth + 1));
+            } else if ft.is_file() && is_config_name(&name) && out.len() < CONFIGS_MAX {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn read_failures(config: &Config) -> Vec<FailureView> {
+    let dir = seedfall_search::artifacts::failures_dir(config);
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let prefix = format!("{}-seed-", config.name);
+    let mut out = Vec::new();
+    let mut names: Vec<_> = entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).collect();
+    names.sort_by_key(|e| e.file_name());
+    for e in names.into_iter().take(FAILURES_MAX) {
+        let Ok(text) = std::fs::read_to_string(e.path().join("summary.json")) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+        let f = &v["failure"];
+        let source = v["source"]["file"].as_str().zip(v["source"]["line"].as_u64()).map(|(file, line)| (PathBuf::from(file), line as u32));
+        out.push(FailureView {
+            folder: e.path(),
+            seed: v["seed"].as_u64().unwrap_or(0),
+            node: f["node"].as_str().unwrap_or("").to_string(),
+            message: f["message"].as_str().unwrap_or("").to_string(),
+            details: f["details"].as_str().map(str::to_string),
+            kind: f["kind"].as_str().unwrap_or("").to_string(),
+            time_ns: f["time_ns"].as_u64().unwrap_or(0),
+            source,
+        });
+    }
+    out
+}
+
+impl State {
+    /// Reads one config and everything on disk about it.
+    pub fn refresh_config(&self, path: &Path) {
+        if !path.is_file() {
+            self.configs.remove(path);
+            return;
+        }
+        let text = match self.open_texts.get(path) {
+            Some(t) => t.clone(),
+            None => std::fs::read_to_string(path).unwrap_or_default(),
+        };
+        let parsed = Config::parse(path, &text);
+        let (failures, last_run, corpus, stale) = match &parsed {
+            Ok(config) => {
+                let last_run = std::fs::read_to_string(seedfall_search::properties::last_run_path(config)).ok().and_then(|t| serde_json::from_str(&t).ok());
+                let (entries, stale) = seedfall_search::explore::corpus::load(&seedfall_search::explore::corpus::default_dir(config), config);
+                let corpus = entries.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
+                (read_failures(config), last_run, corpus, stale)
+            }
+            Err(_) => (Vec::new(), None, Vec::new(), Vec::new()),
+        };
+        self.configs.insert(path.to_path_buf(), ConfigView { path: path.to_path_buf(), text, parsed, failures, last_run, corpus, stale_corpus: stale });
+    }
+
+    /// Rescans the roots for configs and refreshes all of them.
+    pub fn refresh_all(&self) {
+        let roots = self.roots.read().unwrap().clone();
+        let found = find_configs(&roots);
+        let known: Vec<PathBuf> = self.configs.iter().map(|c| c.key().clone()).collect();
+        for k in known {
+            if !found.contains(&k) {
+                self.configs.remove(&k);
+            }
+        }
+        for p in found {
+            self.refresh_config(&p);
+        }
+    }
+
+    /// The config a changed file belongs to (or None when it concerns none).
+    pub fn owner_of(&self, changed: &Path) -> Vec<PathBuf> {
+        self.configs.iter().filter(|c| changed.starts_with(c.key().parent().unwrap_or(Path::new("/")))).map(|c| c.key().clone()).collect()
+    }
+
+    pub fn within_roots(&self, p: &Path) -> bool {
+        self.roots.read().unwrap().iter().any(|r| p.starts_with(r))
+    }
+}
