@@ -159,7 +159,7 @@ mod tests {
         let text = "{\n  \"duration\": \"2s\",\n  \"nodes\": [\n    {\"name\": \"a\", \"replica\": 2}\n  ]\n}";
         let (a, b) = locate(text, "$.nodes[0].replica", true);
         assert_eq!(&text[a..b], "\"replica\"");
-        assert_eq!(position(text, a), (3, 19));
+        assert_eq!(position(text, a), (3, 18));
         let (a, b) = locate(text, "$.duration", false);
         assert_eq!(&text[a..b], "\"2s\"");
         let (a, b) = locate(text, "$.nodes[0].missing", true);
