@@ -11,6 +11,7 @@
 //! artifacts as the CLI. All LSP types come through `protocol`. Every queue
 //! is bounded (`jobs::JOBS_MAX`, `watch::EVENTS_QUEUED_MAX`).
 pub mod diagnostics;
+pub mod framing;
 pub mod jobs;
 pub mod jsonpath;
 pub mod lenses;
@@ -38,8 +39,11 @@ pub fn serve_stdio() -> i32 {
             .custom_method("seedfall/properties", server::Backend::properties)
             .custom_method("seedfall/timeline", server::Backend::timeline)
             .custom_method("window/workDoneProgress/cancel", server::Backend::cancel_progress)
+            .custom_method(framing::MALFORMED, server::Backend::malformed)
             .finish();
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        let (to_server, from_guard) = tokio::io::duplex(1 << 20);
+        tokio::spawn(framing::guard(tokio::io::stdin(), to_server));
+        Server::new(from_guard, tokio::io::stdout(), socket).serve(service).await;
     });
     0
 }

@@ -279,6 +279,11 @@ impl Backend {
         let params = ExecuteCommandParams { command: "seedfall.inspect".into(), arguments: vec![p], work_done_progress_params: Default::default() };
         Ok(self.execute(params).await?.and_then(|v| v.get("result").cloned()).unwrap_or(Value::Null))
     }
+    pub async fn malformed(&self, p: Value) {
+        let why = p["error"].as_str().unwrap_or("malformed");
+        self.client.log_message(MessageType::ERROR, format!("seedfall: ignored a malformed message from the client ({why})")).await;
+    }
+
     pub async fn cancel_progress(&self, p: WorkDoneProgressCancelParams) {
         let token = match p.token {
             NumberOrString::String(s) => s,
