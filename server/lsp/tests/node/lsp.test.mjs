@@ -174,12 +174,12 @@ test('changes on disk: a failure folder appearing and disappearing', async () =>
   await waitFor(() => diagsOf(mainGo).some((d) => d.severity === 1), 10000, 'diagnostics after a terminal sweep');
   console.log(`# CLI sweep finished -> diagnostic published: ${(Number(process.hrtime.bigint() - t1) / 1e6).toFixed(1)} ms`);
   // Fix the bug and rerun the same seeds: the failures no longer reproduce, their folders go, the diagnostics clear.
-  const src = fs.readFileSync(mainGo, 'utf8');
-  fs.writeFileSync(mainGo, src.replace('if b.balances[from] < 0 {', 'if false && b.balances[from] < 0 {'));
+  const code = fs.readFileSync(mainGo, 'utf8');
+  fs.writeFileSync(mainGo, code.replace('if b.balances[from] < 0 {', 'if false && b.balances[from] < 0 {'));
   const rerun = spawnSync(bin, ['run', '-c', path.join(ws, 'seedfall.json'), '-seeds', '1-20'], { env, cwd: ws });
   assert.equal(rerun.status, 0, String(rerun.stdout));
   await waitFor(() => diagsOf(mainGo).filter((d) => d.severity === 1).length === 0, 10000, 'diagnostics cleared after the fix');
-  fs.writeFileSync(mainGo, src);
+  fs.writeFileSync(mainGo, code);
 });
 
 test('robustness: unknown methods, outside files, bad arguments, malformed input', async () => {
