@@ -1,0 +1,99 @@
+// commands.ts: every palette command as a factory over what it needs, with
+// quick picks for what is missing (which config, which seed). All work is
+// routed through the daemon (workspace/executeCommand), so the editor and
+// the CLI write the same artifacts.
+import * as vscode from 'vscode';
+import type { Failure, TimelineEvent } from './lsp_ext';
+
+export interface Deps {
+  /** Executes a daemon command, e.g. ('seedfall.replay', {config, seed}). */
+  execute(command: string, args: Record<string, unknown>): Promise<unknown>;
+  fetch<T>(method: string, params?: unknown): Promise<T>;
+  configs(): Promise<string[]>;
+  showResult(title: string, result: unknown): void;
+  openTimeline(title: string, events: TimelineEvent[]): void;
+  refresh(): Promise<void>;
+  restart(): Promise<void>;
+  settings: { seeds(): string; rounds(): number };
+}
+
+export type Target = { config?: string; seed?: number; faults?: string };
+
+/** A tree item of the Failures view, or a plain target object. */
+function targetOf(arg: unknown): Target {
+  if (arg && typeof arg === 'object' && 'failure' in arg) {
+    const f = (arg as { failure: Failure }).failure;
+    return { config: f.config, seed: f.seed, faults: f.faults };
+  }
+  return (arg as Target) ?? {};
+}
+
+export async function pickConfig(d: Deps, given?: string): Promise<string | undefined> {
+  if (given) return given;
+  const all = await d.configs();
+  if (all.length === 0) {
+    void vscode.window.showErrorMessage('Seedfall: no seedfall.json in this workspace');
+    return undefined;
+  }
+  if (all.length === 1) return all[0];
+  return vscode.window.showQuickPick(all, { placeHolder: 'Which seedfall config?' });
+}
+
+async function pickRun(d: Deps, arg: unknown): Promise<Target | undefined> {
+  const t = targetOf(arg);
+  const config = await pickConfig(d, t.config);
+  if (!config) return undefined;
+  if (t.seed !== undefined || t.faults) return { ...t, config };
+  const failures = (await d.fetch<Failure[]>('seedfall/failures')).filter((f) => f.config === config);
+  if (failures.length) {
+    const picked = await vscode.window.showQuickPick(
+      [...failures.map((f) => ({ label: `seed ${f.seed}`, description: `${f.node}: ${f.message}`, f })), { label: 'Another seed...', description: '', f: undefined }],
+      { placeHolder: 'Which run?' },
+    );
+    if (!picked) return undefined;
+    if (picked.f) return { config, seed: picked.f.seed, faults: picked.f.faults };
+  }
+  const text = await vscode.window.showInputBox({ prompt: 'Seed', validateInput: (v) => (/^\d+$/.test(v.trim()) ? undefined : 'a seed is a whole number') });
+  if (!text) return undefined;
+  return { config, seed: Number(text.trim()) };
+}
+
+export function createCommands(d: Deps): Record<string, (...args: unknown[]) => Promise<void>> {
+  const onTarget = (command: string, title: string, after?: (r: unknown, t: Target) => void) => async (arg?: unknown) => {
+    const t = await pickRun(d, arg);
+    if (!t) return;
+    const r = await d.execute(command, t);
+    if (after) after(r, t); else d.showResult(`${title} seed ${t.seed ?? ''}`, r);
+    await d.refresh();
+  };
+  return {
+    'seedfall.ui.runSweep': async (arg?: unknown) => {
+      const config = await pickConfig(d, targetOf(arg).config);
+      if (!config) return;
+      d.showResult('Run sweep', await d.execute('seedfall.run', { config, seeds: d.settings.seeds() }));
+      await d.refresh();
+    },
+    'seedfall.ui.explore': async (arg?: unknown) => {
+      const config = await pickConfig(d, targetOf(arg).config);
+      if (!config) return;
+      d.showResult('Explore', await d.execute('seedfall.explore', { config, rounds: d.settings.rounds() }));
+      await d.refresh();
+    },
+    'seedfall.ui.stop': async () => {
+      await d.execute('seedfall.stop', {});
+    },
+    'seedfall.ui.replay': onTarget('seedfall.replay', 'Replay'),
+    'seedfall.ui.shrink': onTarget('seedfall.shrink', 'Shrink'),
+    'seedfall.ui.cause': onTarget('seedfall.cause', 'Cause'),
+    'seedfall.ui.pin': onTarget('seedfall.pin', 'Pin'),
+    'seedfall.ui.inspect': onTarget('seedfall.inspect', 'Inspect', (r, t) => {
+      const events = ((r as { result?: TimelineEvent[] })?.result ?? []) as TimelineEvent[];
+      d.openTimeline(`seed ${t.seed ?? ''}`, events);
+    }),
+    'seedfall.ui.timeline': onTarget('seedfall.inspect', 'Timeline', (r, t) => {
+      d.openTimeline(`seed ${t.seed ?? ''}`, ((r as { result?: TimelineEvent[] })?.result ?? []) as TimelineEvent[]);
+    }),
+    'seedfall.ui.restartServer': async () => d.restart(),
+    'seedfall.ui.refresh': async () => d.refresh(),
+  };
+}

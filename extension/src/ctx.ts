@@ -1,0 +1,108 @@
+// ctx.ts: the single owner of the extension's state: the client and its
+// lifecycle, the output channel, the status bar, the trees, and what must be
+// disposed with the extension or with the client.
+import * as vscode from 'vscode';
+import { LanguageClient, ExecuteCommandRequest } from 'vscode-languageclient/node';
+import { createClient } from './client';
+import { findServer } from './bootstrap';
+import { createCommands, Deps } from './commands';
+import * as config from './config';
+import { notifications, Failure, Status, TimelineEvent } from './lsp_ext';
+import { StatusBar } from './status';
+import { openTimeline } from './timeline';
+import { CorpusTree, FailuresTree, PropertiesTree, RoundsTree } from './trees';
+
+export class Ctx {
+  client: LanguageClient | undefined;
+  readonly output: vscode.LogOutputChannel;
+  readonly status: StatusBar;
+  readonly trees: { failures: FailuresTree; corpus: CorpusTree; rounds: RoundsTree; properties: PropertiesTree };
+  private clientDisposables: vscode.Disposable[] = [];
+
+  constructor(readonly extension: vscode.ExtensionContext) {
+    this.output = vscode.window.createOutputChannel('Seedfall', { log: true });
+    this.status = new StatusBar();
+    const fetch = <T>(method: string) => this.request<T>(method, {});
+    this.trees = { failures: new FailuresTree(fetch), corpus: new CorpusTree(fetch), rounds: new RoundsTree(fetch), properties: new PropertiesTree(fetch) };
+    extension.subscriptions.push(
+      this.output,
+      this.status.item,
+      vscode.window.registerTreeDataProvider('seedfall.failures', this.trees.failures),
+      vscode.window.registerTreeDataProvider('seedfall.corpus', this.trees.corpus),
+      vscode.window.registerTreeDataProvider('seedfall.rounds', this.trees.rounds),
+      vscode.window.registerTreeDataProvider('seedfall.properties', this.trees.properties),
+    );
+    const commands = createCommands(this.deps());
+    for (const [id, handler] of Object.entries(commands)) {
+      extension.subscriptions.push(vscode.commands.registerCommand(id, handler));
+    }
+    extension.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
+      if (config.restartOn.some((s) => e.affectsConfiguration(s))) void this.restart();
+    }));
+  }
+
+  async request<T>(method: string, params: unknown): Promise<T> {
+    if (!this.client) throw new Error('the seedfall daemon is not running');
+    return this.client.sendRequest<T>(method, params);
+  }
+
+  deps(): Deps {
+    return {
+      execute: (command, args) => this.request(ExecuteCommandRequest.method, { command, arguments: [args] }),
+      fetch: (method, params) => this.request(method, params ?? {}),
+      configs: async () => (await vscode.workspace.findFiles('**/seedfall*.json', '**/{node_modules,target,.seedfall}/**')).map((u) => u.fsPath).sort(),
+      showResult: (title, result) => {
+        this.output.appendLine(`== ${title}`);
+        this.output.appendLine(JSON.stringify(result, null, 2));
+        this.output.show(true);
+      },
+      openTimeline: (title, events) => void this.timeline(title, events),
+      refresh: () => this.refreshTrees(),
+      restart: () => this.restart(),
+      settings: { seeds: config.sweepSeeds, rounds: config.exploreRounds },
+    };
+  }
+
+  async timeline(title: string, events: TimelineEvent[]): Promise<void> {
+    const failures = await this.request<Failure[]>('seedfall/failures', {}).catch(() => [] as Failure[]);
+    const sources = new Map<string, string>();
+    for (const f of failures) if (f.source) sources.set(f.source.file.split('/').slice(-2).join('/'), f.source.file);
+    openTimeline(this.extension.extensionPath, title, events, sources);
+  }
+
+  async refreshTrees(): Promise<void> {
+    await Promise.all(Object.values(this.trees).map((t) => t.refresh()));
+  }
+
+  async start(): Promise<void> {
+    const bin = findServer(this.extension.extensionPath);
+    this.output.appendLine(`seedfall: starting ${bin} lsp`);
+    const client = createClient(bin, this.output);
+    this.client = client;
+    this.clientDisposables.push(
+      client.onNotification(notifications.status, (s: Status) => this.status.update(s)),
+      client.onNotification(notifications.roundFinished, () => void this.trees.rounds.refresh()),
+      client.onNotification(notifications.failureFound, () => void this.trees.failures.refresh()),
+    );
+    await client.start();
+    await this.refreshTrees();
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    try {
+      await this.start();
+    } catch (e) {
+      this.status.stopped(String(e));
+      void vscode.window.showErrorMessage(`Seedfall: ${e}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.clientDisposables.forEach((d) => d.dispose());
+    this.clientDisposables = [];
+    const c = this.client;
+    this.client = undefined;
+    if (c) await c.stop().catch(() => undefined);
+  }
+}

@@ -1,0 +1,34 @@
+// timeline.ts: the webview showing one run's events (media/timeline.html,
+// a self-contained page that also runs standalone on a JSON file). A click
+// on an event with a source location opens it in the editor.
+import * as vscode from 'vscode';
+import * as fs from 'fs';
+import * as path from 'path';
+import type { TimelineEvent } from './lsp_ext';
+
+export function openTimeline(extensionPath: string, title: string, events: TimelineEvent[], sources: Map<string, string>): vscode.WebviewPanel {
+  const panel = vscode.window.createWebviewPanel('seedfall.timeline', `Seedfall timeline: ${title}`, vscode.ViewColumn.Beside, { enableScripts: true, localResourceRoots: [] });
+  const html = fs.readFileSync(path.join(extensionPath, 'media', 'timeline.html'), 'utf8');
+  const nonce = Math.random().toString(36).slice(2);
+  const csp = `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}';`;
+  panel.webview.html = html
+    .replace('<meta name="seedfall-csp">', `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
+    .replace(/<script>/g, `<script nonce="${nonce}">`)
+    .replace('/*SEEDFALL_DATA*/null', JSON.stringify({ title, events }).replace(/</g, '\\u003c'));
+  panel.webview.onDidReceiveMessage((m: { type: string; location?: string }) => {
+    if (m.type !== 'open' || !m.location) return;
+    const [file, line] = splitLocation(m.location, sources);
+    if (file) void vscode.window.showTextDocument(vscode.Uri.file(file), { selection: new vscode.Range(line - 1, 0, line - 1, 0) });
+  });
+  return panel;
+}
+
+/** `file:line` to an absolute file (via known sources) and a line. */
+export function splitLocation(location: string, sources: Map<string, string>): [string | undefined, number] {
+  const i = location.lastIndexOf(':');
+  const file = i > 0 ? location.slice(0, i) : location;
+  const line = Number(location.slice(i + 1)) || 1;
+  if (path.isAbsolute(file)) return [file, line];
+  for (const [suffix, abs] of sources) if (file.endsWith(suffix) || suffix.endsWith(file)) return [abs, line];
+  return [undefined, line];
+}
