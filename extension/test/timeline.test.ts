@@ -1,0 +1,66 @@
+// The timeline page in headless Chromium (Debian's chromium, driven by
+// playwright-core), standalone on a real run's events served from
+// localhost: lanes per node, the failure marked, and a click on a property
+// event posts {type: "open", location}. Also takes the screenshot used in
+// docs/editor.md.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { chromium, Browser } from 'playwright-core';
+
+const repo = path.resolve(__dirname, '../..');
+const bin = process.env.SEEDFALL_BIN || path.join(repo, 'target/release/seedfall');
+const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
+let server: http.Server;
+let base = '';
+let browser: Browser;
+let events = '';
+
+beforeAll(async () => {
+  const r = spawnSync(bin, ['inspect', '-c', path.join(repo, 'examples/kvlog/seedfall.json'), '-seed', '2', '-json'], {
+    env: { ...process.env, SEEDFALL_CACHE_DIR: path.join(repo, 'target/seedfall-test-cache') },
+  });
+  events = r.stdout.toString();
+  expect(events.split('\n').length).toBeGreaterThan(10);
+  server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/run.jsonl')) return res.end(events);
+    const file = path.join(__dirname, '../media', path.basename(req.url?.split('?')[0] || ''));
+    if (!fs.existsSync(file)) { res.statusCode = 404; return res.end(); }
+    res.setHeader('content-type', 'text/html');
+    res.end(fs.readFileSync(file));
+  }).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+describe('timeline page', () => {
+  it('shows lanes, the failure, and posts open for a clicked property', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 360 } });
+    await page.goto(`${base}/timeline.html?data=/run.jsonl`);
+    await page.waitForSelector('svg .ev');
+    expect(await page.locator('.lane-label').allTextContents()).toContain('kv');
+    expect(await page.locator('.ev-failure').count()).toBe(1);
+    expect(await page.locator('.ev-crash').count()).toBeGreaterThanOrEqual(2);
+    const failingProperty = page.locator('.ev-property').last();
+    await failingProperty.dispatchEvent('click'); // the failure marker sits on top of it
+    const posted = await page.evaluate(() => (window as unknown as { __seedfallPosted: unknown[] }).__seedfallPosted);
+    expect(posted).toEqual([{ type: 'open', location: expect.stringMatching(/main\.go:\d+$/) }]);
+    expect(await page.locator('#detail').textContent()).toContain('acknowledged writes survive crashes');
+    await page.screenshot({ path: path.join(repo, 'docs/images/timeline.png') });
+  });
+
+  it('says so when there is nothing to show', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${base}/timeline.html`);
+    expect(await page.locator('#empty').textContent()).toContain('?data=');
+  });
+});
