@@ -7,6 +7,7 @@ mod cause;
 mod explore;
 mod inspect;
 mod load;
+mod mcp;
 mod mutate;
 mod pin;
 mod output;
@@ -44,6 +45,8 @@ enum Command {
     Cause(cause::CauseArgs),
     /// The editor daemon: LSP over stdio (diagnostics, lenses, background runs).
     Lsp,
+    /// An MCP server over stdio: seedfall's tools for AI agents.
+    Mcp,
 }
 
 fn main() {
@@ -74,6 +77,7 @@ fn main() {
         Command::Pin(a) => pin::main(a),
         Command::Cause(a) => cause::main(a),
         Command::Lsp => seedfall_lsp::serve_stdio(),
+        Command::Mcp => mcp::main(),
     };
     std::process::exit(code);
 }
