@@ -37,6 +37,9 @@ pub struct ExploreArgs {
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    /// Write a CPU profile of seedfall (pprof format) to this file.
+    #[arg(long)]
+    pub cpuprofile: Option<PathBuf>,
     /// Print each round as a `round <json>` line on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub events: bool,
@@ -97,6 +100,10 @@ pub fn main(a: ExploreArgs) -> i32 {
         jobs,
         corpus_dir: corpus_dir.clone(),
     };
+    let profile = match crate::profile::start(a.cpuprofile.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let stop = AtomicBool::new(false);
     let json = a.json;
     let events = a.events;
@@ -121,6 +128,9 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("    new functions: {}{more}", r.new_function_names.join(", "));
         }
     });
+    if let (Some(p), Some(path)) = (profile, a.cpuprofile.as_deref()) {
+        p.finish(path);
+    }
     let mut folders = Vec::new();
     for f in &result.failures {
         match seedfall_search::artifacts::write_failure(&project, f) {

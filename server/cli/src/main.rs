@@ -10,6 +10,7 @@ mod load;
 mod mcp;
 mod mutate;
 mod pin;
+mod profile;
 mod output;
 mod replay;
 mod run;

@@ -38,6 +38,9 @@ pub struct RunArgs {
     /// Seeds per batch for -until-novelty.
     #[arg(long, default_value_t = 20)]
     pub batch: u64,
+    /// Write a CPU profile of seedfall (pprof format) to this file.
+    #[arg(long)]
+    pub cpuprofile: Option<PathBuf>,
     /// Print `progress <done> <total>` lines on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub progress: bool,
@@ -127,6 +130,10 @@ pub fn main(a: RunArgs) -> i32 {
             eprintln!("seedfall: warning: {}", output::relative_prefix(w));
         }
     }
+    let profile = match crate::profile::start(a.cpuprofile.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let stop = AtomicBool::new(false);
     let mut table = seedfall_search::properties::PropertyTable::with_catalog(&project.program.catalog);
     let mut done = 0u64;
@@ -180,6 +187,9 @@ pub fn main(a: RunArgs) -> i32 {
         }
     });
     bar.finish_and_clear();
+    if let (Some(p), Some(path)) = (profile, a.cpuprofile.as_deref()) {
+        p.finish(path);
+    }
     let findings = table.findings();
     if let Err(e) = seedfall_search::properties::save_last_run(&project, &seeds.to_string(), summary.runs, summary.failures, &table) {
         eprintln!("seedfall: {e}");
