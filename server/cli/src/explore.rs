@@ -40,6 +40,9 @@ pub struct ExploreArgs {
     /// Write a CPU profile of seedfall (pprof format) to this file.
     #[arg(long)]
     pub cpuprofile: Option<PathBuf>,
+    /// Write a triage report: HTML, or Markdown when the name ends in .md.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// Print each round as a `round <json>` line on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub events: bool,
@@ -139,6 +142,28 @@ pub fn main(a: ExploreArgs) -> i32 {
                 eprintln!("seedfall: {e}");
                 folders.push(None);
             }
+        }
+    }
+    if let Some(path) = &a.report {
+        let mut groups = crate::report::Groups::default();
+        for (o, folder) in result.failures.iter().zip(&folders) {
+            groups.add(o, folder.clone());
+        }
+        let wall_ns = result.rounds.last().map_or(1, |r| r.elapsed_ms.max(1) * 1_000_000);
+        let summary = seedfall_search::SweepSummary {
+            runs: result.runs,
+            failures: result.failures.len() as u64,
+            wall_ns,
+            seeds_per_second: result.runs as f64 / (wall_ns as f64 / 1e9),
+            ..Default::default()
+        };
+        let rows: Vec<serde_json::Value> = result.rounds.iter().map(|r| serde_json::json!({
+            "round": r.round, "runs": r.runs, "new_signals": r.new_signals.len(), "signals": r.signals, "new_functions": r.new_functions, "functions": r.functions,
+        })).collect();
+        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary: &summary, groups: &groups, table: &result.properties, exploration: Some(serde_json::json!({ "rows": rows, "stop": result.stop })) };
+        match crate::report::write(path, &input) {
+            Ok(()) => eprintln!("seedfall: report written to {}", output::relative(path)),
+            Err(e) => eprintln!("seedfall: {e}"),
         }
     }
     if json {

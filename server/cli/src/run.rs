@@ -44,6 +44,9 @@ pub struct RunArgs {
     /// Print `progress <done> <total>` lines on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub progress: bool,
+    /// Write a triage report: HTML, or Markdown when the name ends in .md.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -137,6 +140,7 @@ pub fn main(a: RunArgs) -> i32 {
     let stop = AtomicBool::new(false);
     let mut table = seedfall_search::properties::PropertyTable::with_catalog(&project.program.catalog);
     let mut done = 0u64;
+    let mut groups = crate::report::Groups::default();
     let mut first_folder: Option<PathBuf> = None;
     let mut failures = Vec::new();
     let mut failed_seeds = Vec::new();
@@ -173,6 +177,9 @@ pub fn main(a: RunArgs) -> i32 {
             if first_folder.is_none() {
                 first_folder = folder.clone();
             }
+            if a.report.is_some() {
+                groups.add(outcome, folder.clone());
+            }
             if a.json {
                 let mut f = output::failure_json(&project, outcome);
                 f.folder = folder.map(|p| output::relative(&p));
@@ -191,6 +198,14 @@ pub fn main(a: RunArgs) -> i32 {
         p.finish(path);
     }
     let findings = table.findings();
+    if let Some(path) = &a.report {
+        let exploration = summary.stop_reason.as_ref().map(|stop| serde_json::json!({ "rows": summary.growth, "stop": stop }));
+        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary: &summary, groups: &groups, table: &table, exploration };
+        match crate::report::write(path, &input) {
+            Ok(()) => eprintln!("seedfall: report written to {}", output::relative(path)),
+            Err(e) => eprintln!("seedfall: {e}"),
+        }
+    }
     if let Err(e) = seedfall_search::properties::save_last_run(&project, &seeds.to_string(), summary.runs, summary.failures, &table) {
         eprintln!("seedfall: {e}");
     }

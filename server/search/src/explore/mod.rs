@@ -58,6 +58,8 @@ pub struct Round {
 
 pub struct ExploreResult {
     pub rounds: Vec<Round>,
+    /// Every property over every run of the exploration.
+    pub properties: crate::properties::PropertyTable,
     pub stop: String,
     pub failures: Vec<Outcome>,
     pub stale: Vec<String>,
@@ -130,6 +132,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
     let mut growth = Growth::default();
     let mut chooser = children::Chooser::new(opts.explore_seed);
     let mut failures: Vec<Outcome> = Vec::new();
+    let mut properties = crate::properties::PropertyTable::with_catalog(&program.catalog);
     let (mut rounds, mut runs, mut quiet) = (Vec::new(), 0u64, 0u32);
     let round_limit = opts.rounds.unwrap_or(ROUNDS_MAX);
     let mut stop_reason = format!("rounds limit reached ({round_limit})");
@@ -150,6 +153,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
         let mut new_function_names = Vec::new();
         run_batch(program, &schedules, opts.jobs, stop, |o| {
             runs += 1;
+            properties.add(&o);
             let new = growth.add(&o);
             new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.signal.describe()));
             for r in &new {
@@ -207,5 +211,5 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             break;
         }
     }
-    ExploreResult { rounds, stop: stop_reason, failures, stale, runs }
+    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs }
 }
