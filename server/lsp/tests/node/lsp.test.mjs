@@ -57,8 +57,13 @@ before(async () => {
 });
 
 after(async () => {
-  try { await conn.sendRequest('shutdown'); conn.sendNotification('exit'); } catch {}
-  proc.kill();
+  // A daemon that already went away must not hang the test run.
+  const soon = new Promise((resolve) => setTimeout(resolve, 3000).unref());
+  try { await Promise.race([conn.sendRequest('shutdown'), soon]); } catch {}
+  try { await conn.sendNotification('exit'); } catch {}
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  conn.dispose();
+  proc.kill('SIGKILL');
 });
 
 test('a config error is a diagnostic at its JSON path, as the user types', async () => {
