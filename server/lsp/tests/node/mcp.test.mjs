@@ -84,3 +84,16 @@ test('malformed arguments are a clear error and the server keeps serving', async
   const ok = await client.callTool({ name: 'seedfall_replay', arguments: { config: 'examples/kvlog/seedfall.json', seed: 2 } });
   assert.equal(ok.structuredContent.result.verdict, 'fail');
 });
+
+test('a long call can be cancelled, and the server keeps serving', async () => {
+  const controller = new AbortController();
+  let progressed = false;
+  const call = client.callTool({ name: 'seedfall_run', arguments: { config: 'examples/kvlog/seedfall.fixed.json', seeds: '1-100000' } }, undefined, {
+    signal: controller.signal,
+    onprogress: () => { if (!progressed) { progressed = true; controller.abort(); } },
+  });
+  await assert.rejects(call, /abort/i);
+  assert.ok(progressed, 'the long call reported progress before it was cancelled');
+  const { tools } = await client.listTools();
+  assert.equal(tools.length, 7);
+});
