@@ -37,12 +37,8 @@ pub struct ExploreArgs {
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
-    /// Write a CPU profile of seedfall (pprof format) to this file.
-    #[arg(long)]
-    pub cpuprofile: Option<PathBuf>,
-    /// Write a triage report: HTML, or Markdown when the name ends in .md.
-    #[arg(long)]
-    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub extras: crate::report::Extras,
     /// Print each round as a `round <json>` line on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub events: bool,
@@ -103,7 +99,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         jobs,
         corpus_dir: corpus_dir.clone(),
     };
-    let profile = match crate::profile::start(a.cpuprofile.as_deref()) {
+    let profile = match crate::profile::start(a.extras.cpuprofile.as_deref()) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -131,7 +127,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("    new functions: {}{more}", r.new_function_names.join(", "));
         }
     });
-    if let (Some(p), Some(path)) = (profile, a.cpuprofile.as_deref()) {
+    if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }
     let mut folders = Vec::new();
@@ -144,7 +140,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             }
         }
     }
-    if let Some(path) = &a.report {
+    if let Some(path) = &a.extras.report {
         let mut groups = crate::report::Groups::default();
         for (o, folder) in result.failures.iter().zip(&folders) {
             groups.add(o, folder.clone());

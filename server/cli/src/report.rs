@@ -14,6 +14,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub const FINDINGS_VERSION: u32 = 1;
+
+/// The output flags run and explore share.
+#[derive(clap::Args)]
+pub struct Extras {
+    /// Write a CPU profile of seedfall (pprof format) to this file.
+    #[arg(long)]
+    pub cpuprofile: Option<PathBuf>,
+    /// Write a triage report: HTML, or Markdown when the name ends in .md.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
 /// Seeds listed per failure group.
 const SEEDS_SHOWN_MAX: usize = 20;
 const TIMELINE_PAGE: &str = include_str!("../../../extension/media/timeline.html");

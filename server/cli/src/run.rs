@@ -38,15 +38,11 @@ pub struct RunArgs {
     /// Seeds per batch for -until-novelty.
     #[arg(long, default_value_t = 20)]
     pub batch: u64,
-    /// Write a CPU profile of seedfall (pprof format) to this file.
-    #[arg(long)]
-    pub cpuprofile: Option<PathBuf>,
     /// Print `progress <done> <total>` lines on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub progress: bool,
-    /// Write a triage report: HTML, or Markdown when the name ends in .md.
-    #[arg(long)]
-    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub extras: crate::report::Extras,
 }
 
 #[derive(Serialize)]
@@ -133,7 +129,7 @@ pub fn main(a: RunArgs) -> i32 {
             eprintln!("seedfall: warning: {}", output::relative_prefix(w));
         }
     }
-    let profile = match crate::profile::start(a.cpuprofile.as_deref()) {
+    let profile = match crate::profile::start(a.extras.cpuprofile.as_deref()) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -177,7 +173,7 @@ pub fn main(a: RunArgs) -> i32 {
             if first_folder.is_none() {
                 first_folder = folder.clone();
             }
-            if a.report.is_some() {
+            if a.extras.report.is_some() {
                 groups.add(outcome, folder.clone());
             }
             if a.json {
@@ -194,11 +190,11 @@ pub fn main(a: RunArgs) -> i32 {
         }
     });
     bar.finish_and_clear();
-    if let (Some(p), Some(path)) = (profile, a.cpuprofile.as_deref()) {
+    if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }
     let findings = table.findings();
-    if let Some(path) = &a.report {
+    if let Some(path) = &a.extras.report {
         let exploration = summary.stop_reason.as_ref().map(|stop| serde_json::json!({ "rows": summary.growth, "stop": stop }));
         let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary: &summary, groups: &groups, table: &table, exploration };
         match crate::report::write(path, &input) {
