@@ -7,7 +7,7 @@
 //! A pin that cannot be read, or no longer fits the config, is skipped and
 //! counted, never fatal.
 use crate::target::{run_all, Target};
-use seedfall_sim::{Branch, Config, Fault, Program, Schedule, ScheduleFile};
+use seedfall_sim::{check_fits, Branch, Config, Fault, Program, Schedule};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -79,9 +79,7 @@ fn read_pin(path: &Path, config: &Config) -> Result<Pin, String> {
     if pin.version != PIN_VERSION {
         return Err(format!("pin version {} is not supported", pin.version));
     }
-    // Reuse the schedule checks: every fault must name a node the config has.
-    let as_file = ScheduleFile { version: 1, config: pin.config.clone(), seed: pin.seed, faults: pin.faults.clone(), branches: pin.branches.clone() };
-    ScheduleFile::parse(&serde_json::to_string(&as_file).unwrap(), config).map_err(|e| format!("stale: {e}"))?;
+    check_fits(&pin.faults, &pin.branches, config).map_err(|e| format!("stale: {e}"))?;
     Ok(pin)
 }
 

@@ -41,5 +41,5 @@ pub use engine::{Engine, EngineOptions};
 pub use outcome::{Outcome, Stats, Verdict};
 pub use program::Program;
 pub use run::{run, RunOptions};
-pub use schedule::{Branch, Fault, Schedule, ScheduleFile};
+pub use schedule::{check_fits, Branch, Fault, Schedule, ScheduleFile};
 pub use vtime::VTime;

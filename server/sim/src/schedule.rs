@@ -179,32 +179,40 @@ impl ScheduleFile {
         if file.version != SCHEDULE_VERSION {
             return Err(format!("schedule version {} is not supported (this seedfall reads {SCHEDULE_VERSION})", file.version));
         }
-        if file.faults.len() > FAULTS_MAX || file.branches.len() > BRANCHES_MAX {
-            return Err(format!("more than {FAULTS_MAX} faults or {BRANCHES_MAX} branches"));
-        }
-        let instances: Vec<String> = config.instances().into_iter().map(|(_, n)| n).collect();
-        for (i, f) in file.faults.iter().enumerate() {
-            if !instances.iter().any(|n| n == f.node()) {
-                return Err(format!(
-                    "faults[{i}] ({}) names node instance \"{}\", which {} does not have (it has: {})",
-                    f.describe(),
-                    f.node(),
-                    config.path.display(),
-                    instances.join(", ")
-                ));
-            }
-        }
-        for (i, b) in file.branches.iter().enumerate() {
-            if b.streams.is_empty() {
-                return Err(format!("branches[{i}] re-keys no stream"));
-            }
-            for s in &b.streams {
-                if Stream::from_name(s).is_none() {
-                    let names: Vec<&str> = Stream::ALL.iter().map(|s| s.name()).collect();
-                    return Err(format!("branches[{i}] names stream \"{s}\"; streams are {}", names.join(", ")));
-                }
-            }
-        }
+        check_fits(&file.faults, &file.branches, config)?;
         Ok(file)
     }
+}
+
+/// Checks that a fault list and branch list fit `config`: within bounds, every
+/// fault names a node instance the config has, every branch re-keys known
+/// streams. Schedule files, pins and corpus entries all carry these lists.
+pub fn check_fits(faults: &[Fault], branches: &[Branch], config: &Config) -> Result<(), String> {
+    if faults.len() > FAULTS_MAX || branches.len() > BRANCHES_MAX {
+        return Err(format!("more than {FAULTS_MAX} faults or {BRANCHES_MAX} branches"));
+    }
+    let instances: Vec<String> = config.instances().into_iter().map(|(_, n)| n).collect();
+    for (i, f) in faults.iter().enumerate() {
+        if !instances.iter().any(|n| n == f.node()) {
+            return Err(format!(
+                "faults[{i}] ({}) names node instance \"{}\", which {} does not have (it has: {})",
+                f.describe(),
+                f.node(),
+                config.path.display(),
+                instances.join(", ")
+            ));
+        }
+    }
+    for (i, b) in branches.iter().enumerate() {
+        if b.streams.is_empty() {
+            return Err(format!("branches[{i}] re-keys no stream"));
+        }
+        for s in &b.streams {
+            if Stream::from_name(s).is_none() {
+                let names: Vec<&str> = Stream::ALL.iter().map(|s| s.name()).collect();
+                return Err(format!("branches[{i}] names stream \"{s}\"; streams are {}", names.join(", ")));
+            }
+        }
+    }
+    Ok(())
 }
