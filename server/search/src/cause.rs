@@ -75,7 +75,7 @@ pub fn cause(
         }
     }
     let schedules: Vec<Schedule> = all.iter().map(|(_, _, s)| s.clone()).collect();
-    let outcomes = run_all(program, &schedules, jobs, false, stop, on_run);
+    let outcomes = run_all(program, &schedules, jobs, stop, on_run);
     let mut table: Vec<Moment> = times.iter().map(|&at_ns| Moment { at_ns, children: 0, failing: 0 }).collect();
     for ((i, _, _), o) in all.iter().zip(&outcomes) {
         table[*i].children += 1;

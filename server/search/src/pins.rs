@@ -99,7 +99,7 @@ pub fn replay_all(program: &Program, jobs: usize) -> PinReport {
         }
     }
     let schedules: Vec<Schedule> = pins.iter().map(|(_, p)| p.schedule()).collect();
-    let outcomes = run_all(program, &schedules, jobs, false, &AtomicBool::new(false), || {});
+    let outcomes = run_all(program, &schedules, jobs, &AtomicBool::new(false), || {});
     for ((path, pin), o) in pins.into_iter().zip(outcomes) {
         report.results.push(PinResult { name: pin.name, path: path.display().to_string(), still_failing: pin.expected.matches(&o), expected: pin.expected });
     }

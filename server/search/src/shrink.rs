@@ -45,7 +45,7 @@ impl Shrinker<'_> {
         let schedules: Vec<Schedule> = candidates.iter().map(|f| Schedule { faults: Some(f.clone()), ..base.clone() }).collect();
         let runs = &mut self.runs;
         let on_run = &mut self.on_run;
-        let outcomes = run_all(self.program, &schedules, self.jobs, false, self.stop, || {
+        let outcomes = run_all(self.program, &schedules, self.jobs, self.stop, || {
             *runs += 1;
             on_run(*runs);
         });
@@ -147,16 +147,16 @@ pub fn shrink(program: &Program, original: &Schedule, target: &Target, jobs: usi
     let mut s = Shrinker { program, target, jobs, runs: 0, stop, on_run };
     let reduced = s.ddmin(faults, original);
     let base = Schedule { faults: Some(reduced.clone()), ..original.clone() };
-    let first = run_all(program, std::slice::from_ref(&base), 1, false, stop, || {});
+    let first = run_all(program, std::slice::from_ref(&base), 1, stop, || {});
     let failure_ns = first[0].failure.as_ref().map_or(0, |f| f.time_ns);
     let simplified = s.simplify(reduced, original, failure_ns);
     let candidate = Schedule { faults: Some(simplified), ..original.clone() };
-    let last = run_all(program, std::slice::from_ref(&candidate), 1, false, stop, || {});
+    let last = run_all(program, std::slice::from_ref(&candidate), 1, stop, || {});
     assert!(target.matches(&last[0]), "a shrunk schedule must still fail the same way");
     // What the run really applied, with the times it applied them: faults that
     // never came into play drop out, and disk-op crashes get their true times.
     let shrunk = crate::target::exact(&last[0]);
-    let check = run_all(program, std::slice::from_ref(&shrunk), 1, false, stop, || {});
+    let check = run_all(program, std::slice::from_ref(&shrunk), 1, stop, || {});
     assert_eq!(check[0].trace_hash, last[0].trace_hash, "the applied faults replay the same run");
     let failure_ns = last[0].failure.as_ref().map_or(0, |f| f.time_ns);
     ShrinkResult { original: original.clone(), shrunk, runs: s.runs + 3, failure_ns }

@@ -32,26 +32,33 @@ impl Target {
     }
 }
 
-/// Runs many schedules on `jobs` workers; outcomes come back in input order
-/// (traces dropped unless `keep_traces`).
-pub fn run_all(program: &Program, schedules: &[Schedule], jobs: usize, keep_traces: bool, stop: &std::sync::atomic::AtomicBool, mut on_done: impl FnMut()) -> Vec<Outcome> {
-    let mut out = Vec::with_capacity(schedules.len());
+/// Runs many schedules on `jobs` workers and hands each outcome to `each` in
+/// input order. Traces are dropped to bound memory, except a failing run's
+/// when `keep_failing_traces` (explore keeps those to report and shrink).
+pub fn run_each(program: &Program, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, mut each: impl FnMut(Outcome)) {
     crate::pool::run_ordered(
         schedules.len() as u64,
         jobs,
         stop,
         |i| {
             let mut o = seedfall_sim::run(program, &schedules[i as usize], &RunOptions::default());
-            if !keep_traces {
+            if !(keep_failing_traces && failed(&o)) {
                 o.trace = Vec::new();
             }
             o
         },
-        |_, o| {
-            on_done();
-            out.push(o);
-        },
+        |_, o| each(o),
     );
+}
+
+/// Runs many schedules on `jobs` workers; outcomes (without traces) come
+/// back in input order.
+pub fn run_all(program: &Program, schedules: &[Schedule], jobs: usize, stop: &std::sync::atomic::AtomicBool, mut on_done: impl FnMut()) -> Vec<Outcome> {
+    let mut out = Vec::with_capacity(schedules.len());
+    run_each(program, schedules, jobs, false, stop, |o| {
+        on_done();
+        out.push(o);
+    });
     out
 }
 

@@ -10,10 +10,10 @@ pub mod children;
 pub mod corpus;
 pub mod signals;
 
-use crate::pool;
+use crate::target::run_each;
 use crate::seeds::SeedRange;
 use corpus::Entry;
-use seedfall_sim::{Outcome, Program, RunOptions, Schedule, Verdict};
+use seedfall_sim::{Outcome, Program, Schedule, Verdict};
 use serde::Serialize;
 use signals::Signal;
 use std::collections::{BTreeMap, BTreeSet};
@@ -107,23 +107,6 @@ impl Growth {
     }
 }
 
-/// Runs schedules on the pool in order; passing runs lose their traces.
-fn run_batch(program: &Program, schedules: &[Schedule], jobs: usize, stop: &AtomicBool, mut each: impl FnMut(Outcome)) {
-    pool::run_ordered(
-        schedules.len() as u64,
-        jobs,
-        stop,
-        |i| {
-            let mut o = seedfall_sim::run(program, &schedules[i as usize], &RunOptions::default());
-            if o.verdict == Verdict::Pass {
-                o.trace = Vec::new();
-            }
-            o
-        },
-        |_, o| each(o),
-    );
-}
-
 pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
     assert!(opts.batch > 0 && opts.jobs > 0);
     let config = &program.config;
@@ -151,7 +134,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
         let (signals_before, functions_before) = (growth.signals(), growth.functions);
         let mut new_signals = Vec::new();
         let mut new_function_names = Vec::new();
-        run_batch(program, &schedules, opts.jobs, stop, |o| {
+        run_each(program, &schedules, opts.jobs, true, stop, |o| {
             runs += 1;
             properties.add(&o);
             let new = growth.add(&o);
