@@ -141,15 +141,9 @@ pub fn location_text(project: &Project, node: &str, raw: &str) -> String {
 }
 
 fn tally_location(project: &Project, t: &seedfall_search::properties::PropertyTally) -> String {
-    let node = project.program.catalog.iter().find(|e| e.message == t.message).map(|e| e.node.clone());
-    match (&t.location, node) {
-        (Some(l), Some(n)) => location_text(project, &n, l),
-        (Some(l), None) => {
-            let first_node = project.program.config.nodes.first().map(|n| n.name.clone()).unwrap_or_default();
-            location_text(project, &first_node, l)
-        }
-        (None, _) => String::new(),
-    }
+    let Some(raw) = &t.location else { return String::new() };
+    let node = seedfall_search::properties::tally_node(&project.program, t).unwrap_or_default();
+    location_text(project, &node, raw)
 }
 
 /// The property table of a sweep: each property with its run counts.

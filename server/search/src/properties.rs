@@ -103,12 +103,18 @@ pub fn last_run_path(config: &seedfall_sim::Config) -> std::path::PathBuf {
     config.dir().join(".seedfall").join("last-run").join(format!("{}.json", config.name))
 }
 
+/// The node whose sources hold a tallied property: the one the catalog names
+/// for its message, else the config's first node (a property met only at run
+/// time is not in the catalog).
+pub fn tally_node(program: &seedfall_sim::Program, t: &PropertyTally) -> Option<String> {
+    program.catalog.iter().find(|e| e.message == t.message).map(|e| e.node.clone())
+        .or_else(|| program.config.nodes.first().map(|n| n.name.clone()))
+}
+
 /// Where a tallied property sits on this machine, if known.
 pub fn tally_source(project: &crate::Project, t: &PropertyTally) -> Option<crate::artifacts::Source> {
     let raw = t.location.as_deref()?;
-    let node = project.program.catalog.iter().find(|e| e.message == t.message).map(|e| e.node.clone())
-        .or_else(|| project.program.config.nodes.first().map(|n| n.name.clone()))?;
-    crate::artifacts::source(project, &node, raw)
+    crate::artifacts::source(project, &tally_node(&project.program, t)?, raw)
 }
 
 pub fn save_last_run(project: &crate::Project, seeds: &str, runs: u64, failed: u64, table: &PropertyTable) -> Result<(), String> {
