@@ -130,9 +130,8 @@ pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {
 /// A location as the user can click it: resolved to a file on this machine
 /// when the node's sources tell where, relative to the current folder.
 pub fn location_text(project: &Project, node: &str, raw: &str) -> String {
-    if let Some(p) = project.resolve_location(node, raw) {
-        let line = raw.rsplit_once(':').map(|(_, l)| l).unwrap_or("");
-        return format!("{}:{line}", relative(&p));
+    if let Some(src) = seedfall_search::artifacts::source(project, node, raw) {
+        return format!("{}:{}", relative(Path::new(&src.file)), src.line);
     }
     if Path::new(raw.rsplit_once(':').map(|(f, _)| f).unwrap_or(raw)).is_absolute() {
         return relative(Path::new(raw));
