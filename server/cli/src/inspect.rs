@@ -23,7 +23,7 @@ pub struct InspectArgs {
     pub json: bool,
 }
 
-pub const KINDS: &[&str] = &["output", "property", "fault", "crash", "restart", "start", "exit", "fsync", "failure", "setup", "branch", "other"];
+pub const KINDS: &[&str] = &["output", "property", "fault", "crash", "restart", "start", "exit", "fsync", "failure", "setup", "branch", "net", "other"];
 
 /// The filter name of an event.
 pub fn kind_of(e: &EventKind) -> &'static str {
@@ -39,6 +39,7 @@ pub fn kind_of(e: &EventKind) -> &'static str {
         EventKind::Failure { .. } | EventKind::Trap { .. } => "failure",
         EventKind::SetupComplete => "setup",
         EventKind::Branch { .. } => "branch",
+        EventKind::Net { .. } => "net",
         EventKind::Unsupported { .. } | EventKind::End { .. } | EventKind::Families { .. } => "other",
     }
 }

@@ -207,6 +207,7 @@ pub fn event_text(kind: &seedfall_sim::trace::EventKind) -> String {
         }
         EventKind::Fsync { ok: true } => "fsync".into(),
         EventKind::Fsync { ok: false } => "fsync failed (EIO)".into(),
+        EventKind::Net { text } => format!("net: {text}"),
         EventKind::Families { families } => format!("fault families on: {}", if families.is_empty() { "none".to_string() } else { families.join(", ") }),
     }
 }

@@ -26,6 +26,7 @@ pub struct Config {
     pub determinism: Determinism,
     pub disk: DiskConfig,
     pub faults: FaultConfig,
+    pub net: NetConfig,
     /// Where pinned regressions live (default: `regressions/` next to the config).
     pub regressions: Option<PathBuf>,
 }
@@ -42,6 +43,56 @@ pub struct DiskConfig {
 impl Default for DiskConfig {
     fn default() -> Self {
         DiskConfig { sector_bytes: 512, io_latency_ns: 20_000, fsync_latency_ns: 1_000_000 }
+    }
+}
+
+/// The simulated network's timing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetConfig {
+    /// One-way latency of a segment between two hosts.
+    pub latency: Span,
+    pub distribution: LatencyDistribution,
+    /// A connect that got no answer by then fails with ETIMEDOUT.
+    pub connect_timeout_ns: u64,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig { latency: Span { min_ns: 100_000, max_ns: 2_000_000 }, distribution: LatencyDistribution::Uniform, connect_timeout_ns: 3_000_000_000 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LatencyDistribution {
+    /// Uniform over the latency range.
+    Uniform,
+    /// Mostly uniform over the range; one segment in 16 takes 1 to 10 times
+    /// the range's maximum (a slow path, a retransmit).
+    LongTail,
+}
+
+impl Span {
+    /// One draw from `[min, max]` on the `net` stream.
+    pub fn draw_net(&self, streams: &mut crate::streams::Streams) -> u64 {
+        self.min_ns + streams.below(crate::streams::Stream::Net, self.max_ns - self.min_ns + 1)
+    }
+}
+
+impl NetConfig {
+    /// The latency of one segment. Integer arithmetic only, so every machine
+    /// draws the same.
+    pub fn draw_latency(&self, streams: &mut crate::streams::Streams) -> u64 {
+        match self.distribution {
+            LatencyDistribution::Uniform => self.latency.draw_net(streams),
+            LatencyDistribution::LongTail => {
+                if streams.below(crate::streams::Stream::Net, 16) == 0 {
+                    let max = self.latency.max_ns.max(1);
+                    max + streams.below(crate::streams::Stream::Net, 9 * max + 1)
+                } else {
+                    self.latency.draw_net(streams)
+                }
+            }
+        }
     }
 }
 
@@ -63,6 +114,18 @@ pub struct FaultConfig {
     pub pause: Option<TimedFaults>,
     pub clock_skew: Option<SkewFaults>,
     pub clock_jump: Option<JumpFaults>,
+    pub partition: Option<PartitionFaults>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionFaults {
+    /// Expected partitions per virtual second per targeted instance (each
+    /// isolates that instance from every other one).
+    pub rate: f64,
+    pub duration: Span,
+    /// Odds that a partition cuts one direction only.
+    pub one_way: f64,
+    pub nodes: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -238,9 +301,11 @@ struct Parser {
 
 type Parsed<T> = Result<T, ConfigError>;
 
-const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "faults", "regressions"];
+const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "net", "faults", "regressions"];
+const NET_FIELDS: &[&str] = &["latency", "distribution", "connect_timeout"];
+const PARTITION_FIELDS: &[&str] = &["rate", "duration", "one_way", "nodes"];
 const DISK_FIELDS: &[&str] = &["sector_bytes", "io_latency", "fsync_latency"];
-const FAULT_FIELDS: &[&str] = &["swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump"];
+const FAULT_FIELDS: &[&str] = &["swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition"];
 const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "nodes"];
 const EIO_FIELDS: &[&str] = &["probability", "nodes"];
 const PAUSE_FIELDS: &[&str] = &["rate", "duration", "nodes"];
@@ -366,8 +431,34 @@ impl Parser {
             Some(v) => self.faults(v, &nodes)?,
             None => FaultConfig::default(),
         };
+        let net = match map.get("net") {
+            Some(v) => self.net(v)?,
+            None => NetConfig::default(),
+        };
         let regressions = map.get("regressions").map(|v| self.rel_path(v, "$.regressions")).transpose()?;
-        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism, disk, faults, regressions })
+        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism, disk, faults, net, regressions })
+    }
+
+    fn net(&self, v: &Value) -> Parsed<NetConfig> {
+        let m = self.object(v, "$.net", NET_FIELDS)?;
+        let mut n = NetConfig::default();
+        if let Some(x) = m.get("latency") {
+            n.latency = self.span(x, "$.net.latency")?;
+        }
+        if let Some(x) = m.get("distribution") {
+            n.distribution = match self.string(x, "$.net.distribution")?.as_str() {
+                "uniform" => LatencyDistribution::Uniform,
+                "long_tail" => LatencyDistribution::LongTail,
+                other => return Err(self.err("$.net.distribution", format!("expected \"uniform\" or \"long_tail\", found \"{other}\""))),
+            };
+        }
+        if let Some(x) = m.get("connect_timeout") {
+            n.connect_timeout_ns = self.duration_value(x, "$.net.connect_timeout")?;
+            if n.connect_timeout_ns == 0 {
+                return Err(self.err("$.net.connect_timeout", "expected a positive duration like \"3s\", found zero"));
+            }
+        }
+        Ok(n)
     }
 
     fn duration_value(&self, v: &Value, path: &str) -> Parsed<u64> {
@@ -493,6 +584,16 @@ impl Parser {
                 None => return Err(self.err(p, "missing field \"max\" (the largest jump, like \"10s\")")),
             };
             f.clock_jump = Some(JumpFaults { rate: self.rate(c, p)?, max_ns, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("partition") {
+            let p = "$.faults.partition";
+            let c = self.object(x, p, PARTITION_FIELDS)?;
+            let duration = match c.get("duration") {
+                Some(v) => self.span(v, &format!("{p}.duration"))?,
+                None => return Err(self.err(p, "missing field \"duration\" (how long a partition lasts, like \"100ms-2s\")")),
+            };
+            let one_way = c.get("one_way").map(|v| self.number(v, &format!("{p}.one_way"), 0.0, 1.0)).transpose()?.unwrap_or(0.0);
+            f.partition = Some(PartitionFaults { rate: self.rate(c, p)?, duration, one_way, nodes: self.targets(c, p, nodes)? });
         }
         Ok(f)
     }

@@ -22,6 +22,9 @@ pub enum Event {
     Resume { node_idx: usize },
     /// A clock skew of the node ends (unless a later one replaced it).
     SkewEnd { node_idx: usize, skew_id: u64 },
+    /// Something on the simulated network: a segment or handshake arrives,
+    /// a connect times out, a partition heals.
+    Net(crate::net::NetEvent),
 }
 
 #[derive(Default)]

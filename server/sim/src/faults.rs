@@ -21,6 +21,8 @@ pub enum Planned {
     Pause { node_idx: usize, duration_ns: u64 },
     Skew { node_idx: usize, rate_ppm: u64, duration_ns: u64 },
     Jump { node_idx: usize, delta_ns: i64 },
+    /// Isolate the node from every other instance.
+    Partition { node_idx: usize, duration_ns: u64, direction: crate::schedule::Direction },
     /// A recorded fault from a schedule, applied as it was.
     Exact(Fault),
 }
@@ -34,6 +36,7 @@ pub struct Families {
     pub pause: bool,
     pub clock_skew: bool,
     pub clock_jump: bool,
+    pub partition: bool,
 }
 
 impl Families {
@@ -45,6 +48,7 @@ impl Families {
             (self.pause, "pause"),
             (self.clock_skew, "clock_skew"),
             (self.clock_jump, "clock_jump"),
+            (self.partition, "partition"),
         ];
         all.into_iter().filter(|(on, _)| *on).map(|(_, n)| n).collect()
     }
@@ -59,6 +63,7 @@ pub fn families(f: &FaultConfig, streams: &mut Streams) -> Families {
         pause: pick(f.pause.is_some()),
         clock_skew: pick(f.clock_skew.is_some()),
         clock_jump: pick(f.clock_jump.is_some()),
+        partition: pick(f.partition.is_some()),
     }
 }
 
@@ -125,6 +130,21 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTim
                 let size = 1 + streams.below(Stream::Faults, j.max_ns.max(1)) as i64;
                 let delta_ns = if streams.below(Stream::Faults, 2) == 0 { size } else { -size };
                 out.push((at, Planned::Jump { node_idx, delta_ns }));
+            }
+        }
+    }
+    if let (true, Some(p)) = (fam.partition, &f.partition) {
+        use crate::schedule::Direction;
+        for node_idx in targets(config, &p.nodes) {
+            for at in arrivals(streams, p.rate, config.duration) {
+                let duration_ns = span(streams, p.duration);
+                let one_way = p.one_way > 0.0 && (streams.next_u64(Stream::Faults) as f64) < p.one_way * (u64::MAX as f64);
+                let direction = match (one_way, streams.below(Stream::Faults, 2)) {
+                    (false, _) => Direction::Both,
+                    (true, 0) => Direction::Outbound,
+                    (true, _) => Direction::Inbound,
+                };
+                out.push((at, Planned::Partition { node_idx, duration_ns, direction }));
             }
         }
     }

@@ -58,6 +58,35 @@ pub enum Fault {
     ClockJump { node: String, at_ns: u64, delta_ns: i64 },
     /// The `call`-th evaluation (from 1) of buggify site `site` on `node` fired.
     Buggify { node: String, site: String, call: u64, at_ns: u64 },
+    /// Cuts the network between `node` and `peers` (every other instance when
+    /// empty) for `duration_ns`; `direction` says which way traffic stops.
+    Partition {
+        node: String,
+        at_ns: u64,
+        duration_ns: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        peers: Vec<String>,
+        #[serde(default, skip_serializing_if = "Direction::is_both")]
+        direction: Direction,
+    },
+}
+
+/// Which way a partition stops traffic, seen from its node.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    #[default]
+    Both,
+    /// The node's packets do not reach the peers; theirs reach it.
+    Outbound,
+    /// The peers' packets do not reach the node; its packets reach them.
+    Inbound,
+}
+
+impl Direction {
+    pub fn is_both(&self) -> bool {
+        *self == Direction::Both
+    }
 }
 
 impl Fault {
@@ -68,7 +97,8 @@ impl Fault {
             | Fault::Pause { node, .. }
             | Fault::ClockSkew { node, .. }
             | Fault::ClockJump { node, .. }
-            | Fault::Buggify { node, .. } => node,
+            | Fault::Buggify { node, .. }
+            | Fault::Partition { node, .. } => node,
         }
     }
     pub fn at_ns(&self) -> u64 {
@@ -78,7 +108,8 @@ impl Fault {
             | Fault::Pause { at_ns, .. }
             | Fault::ClockSkew { at_ns, .. }
             | Fault::ClockJump { at_ns, .. }
-            | Fault::Buggify { at_ns, .. } => *at_ns,
+            | Fault::Buggify { at_ns, .. }
+            | Fault::Partition { at_ns, .. } => *at_ns,
         }
     }
     /// The same fault, stamped with the time it was applied.
@@ -89,7 +120,8 @@ impl Fault {
             | Fault::Pause { at_ns, .. }
             | Fault::ClockSkew { at_ns, .. }
             | Fault::ClockJump { at_ns, .. }
-            | Fault::Buggify { at_ns, .. } => *at_ns = now_ns,
+            | Fault::Buggify { at_ns, .. }
+            | Fault::Partition { at_ns, .. } => *at_ns = now_ns,
         }
         self
     }
@@ -103,6 +135,7 @@ impl Fault {
             Fault::ClockSkew { .. } => "clock_skew",
             Fault::ClockJump { .. } => "clock_jump",
             Fault::Buggify { .. } => "buggify",
+            Fault::Partition { .. } => "partition",
         }
     }
     /// `crash server during disk op #56, restart at 791.388ms`
@@ -129,6 +162,15 @@ impl Fault {
                 format!("clock jump {node} {sign}{}", VTime(delta_ns.unsigned_abs()))
             }
             Fault::Buggify { node, site, call, .. } => format!("buggify {node} \"{site}\" (call {call})"),
+            Fault::Partition { node, duration_ns, peers, direction, .. } => {
+                let others = if peers.is_empty() { "every other node".to_string() } else { peers.join(", ") };
+                let how = match direction {
+                    Direction::Both => format!("partition {node} from {others}"),
+                    Direction::Outbound => format!("one-way partition: {node} cannot reach {others}"),
+                    Direction::Inbound => format!("one-way partition: {others} cannot reach {node}"),
+                };
+                format!("{how} for {}", VTime(*duration_ns))
+            }
         }
     }
 }
@@ -201,6 +243,11 @@ pub fn check_fits(faults: &[Fault], branches: &[Branch], config: &Config) -> Res
                 config.path.display(),
                 instances.join(", ")
             ));
+        }
+        if let Fault::Partition { peers, .. } = f {
+            if let Some(p) = peers.iter().find(|p| !instances.contains(p)) {
+                return Err(format!("faults[{i}] ({}) cuts off node instance \"{p}\", which {} does not have (it has: {})", f.describe(), config.path.display(), instances.join(", ")));
+            }
         }
     }
     for (i, b) in branches.iter().enumerate() {

@@ -131,6 +131,7 @@ impl Scheduler {
                     }
                 }
                 Event::SkewEnd { node_idx, skew_id } => w.end_skew(node_idx, skew_id),
+                Event::Net(ev) => w.net_event(ev),
             }
         }
         (std::mem::take(&mut w.crashed_now), restarts)
@@ -281,6 +282,8 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
 
 fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
     w.record(Some(idx), EventKind::Exit { code });
+    // Exit closes every descriptor: peers see end of stream.
+    w.net_node_down(idx, false);
     if let Some(f) = w.property_failure.take() {
         return Some(f);
     }

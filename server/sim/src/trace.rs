@@ -41,6 +41,9 @@ pub enum EventKind {
     Fsync { ok: bool },
     /// Fault families switched on for this run (swarm mode).
     Families { families: Vec<String> },
+    /// A connection-level event on the simulated network (refused, reset,
+    /// timed out) or a partition healing.
+    Net { text: String },
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]

@@ -45,6 +45,9 @@ pub struct NodeState {
     pub paused_until: Option<VTime>,
     /// Crashes so far; a restart event for an older crash is stale.
     pub generation: u64,
+    /// Blocked waiting for a socket (in poll_oneoff or a blocking socket
+    /// call): network activity for this node wakes it to look again.
+    pub wants_net: bool,
     skew_id: u64,
 }
 
@@ -60,6 +63,7 @@ impl NodeState {
             clock: crate::clockmodel::NodeClock::default(),
             paused_until: None,
             generation: 0,
+            wants_net: false,
             skew_id: 0,
         }
     }
@@ -118,6 +122,7 @@ pub struct World {
     pub branches_pending: VecDeque<Branch>,
     pub setup_complete_ns: Option<u64>,
     pub faults: FaultState,
+    pub net: crate::net::Net,
     /// Functions reached, per node instance (a byte per function index).
     pub coverage: Vec<Vec<u8>>,
     /// The test oracle: workload memory that survives every node's crashes.
@@ -135,6 +140,7 @@ pub const BUGGIFY_SITES_MAX: usize = 10_000;
 impl World {
     pub fn new(seed: u64, limits: Limits, nodes: Vec<NodeState>, profile: bool) -> World {
         let disks = nodes.iter().map(|_| Disk::default()).collect();
+        let names = nodes.iter().map(|n| n.name.clone()).collect();
         World {
             seed,
             now: VTime::ZERO,
@@ -157,6 +163,7 @@ impl World {
             setup_complete_ns: None,
             faults: FaultState::default(),
             oracle: BTreeMap::new(),
+            net: crate::net::Net::new(crate::config::NetConfig::default(), names),
             coverage: Vec::new(),
             crashed_now: Vec::new(),
             buggify_sites: BTreeMap::new(),
@@ -343,7 +350,44 @@ impl World {
         let node = &mut self.nodes[node_idx];
         if node.status == Status::Blocked && node.wait_id == wait_id {
             node.status = Status::Runnable;
+            node.wants_net = false;
         }
+    }
+
+    /// Carries out what a network operation caused: future events, wake-ups
+    /// of nodes waiting on sockets, trace lines.
+    pub fn net_effects(&mut self, fx: crate::net::Effects) {
+        for (at, ev) in fx.events {
+            self.push_event(at, Event::Net(ev));
+        }
+        for idx in fx.wake {
+            let n = &self.nodes[idx];
+            if n.wants_net && n.status == Status::Blocked {
+                let wait_id = n.wait_id;
+                self.wake(idx, wait_id);
+            }
+        }
+        for (idx, text) in fx.notes {
+            self.record(Some(idx), EventKind::Net { text });
+        }
+    }
+
+    pub fn net_event(&mut self, ev: crate::net::NetEvent) {
+        let mut fx = crate::net::Effects::default();
+        let statuses: Vec<bool> = self.nodes.iter().map(|n| n.alive()).collect();
+        let alive = |i: usize| statuses[i];
+        self.net.on_event(ev, self.now, &mut self.streams, &alive, &mut fx);
+        if let crate::net::NetEvent::Heal { .. } = ev {
+            self.record(None, EventKind::Net { text: "partition healed".into() });
+        }
+        self.net_effects(fx);
+    }
+
+    /// A node instance ended: its sockets close (exit) or reset (crash).
+    pub fn net_node_down(&mut self, node_idx: usize, reset: bool) {
+        let mut fx = crate::net::Effects::default();
+        self.net.node_down(node_idx, reset, self.now, &mut self.streams, &mut fx);
+        self.net_effects(fx);
     }
 }
 
@@ -377,6 +421,10 @@ impl World {
             Planned::Jump { node_idx, delta_ns } => {
                 let node = self.nodes[node_idx].name.clone();
                 self.apply_exact(node_idx, Fault::ClockJump { node, at_ns: now, delta_ns });
+            }
+            Planned::Partition { node_idx, duration_ns, direction } => {
+                let node = self.nodes[node_idx].name.clone();
+                self.apply_exact(node_idx, Fault::Partition { node, at_ns: now, duration_ns, peers: Vec::new(), direction });
             }
             Planned::Exact(fault) => {
                 let Some(node_idx) = self.node_index(fault.node()) else { return };
@@ -413,6 +461,24 @@ impl World {
             Fault::ClockJump { delta_ns, .. } => {
                 let c = &mut self.nodes[node_idx].clock;
                 c.realtime_offset_ns = c.realtime_offset_ns.saturating_add(*delta_ns);
+            }
+            Fault::Partition { duration_ns, peers, direction, .. } => {
+                let others: Vec<usize> = if peers.is_empty() {
+                    (0..self.nodes.len()).filter(|&i| i != node_idx).collect()
+                } else {
+                    peers.iter().filter_map(|p| self.node_index(p)).filter(|&i| i != node_idx).collect()
+                };
+                let mut links = Vec::new();
+                for o in others {
+                    if *direction != crate::schedule::Direction::Inbound {
+                        links.push((node_idx, o));
+                    }
+                    if *direction != crate::schedule::Direction::Outbound {
+                        links.push((o, node_idx));
+                    }
+                }
+                let id = self.net.partition(links);
+                self.push_event(now + *duration_ns, Event::Net(crate::net::NetEvent::Heal { id }));
             }
             Fault::FsyncEio { .. } | Fault::Buggify { .. } => unreachable!("not a time-based fault: {fault:?}"),
         }
@@ -453,6 +519,7 @@ impl World {
         self.record(Some(node_idx), EventKind::Crash { sectors_lost: lost, sectors_torn_kept: kept });
         self.faults_applied.push(fault);
         self.crashed_now.push(node_idx);
+        self.net_node_down(node_idx, true);
         if let Some(after) = restart_after_ns {
             let at = self.now + after;
             self.push_event(at, Event::Restart { node_idx, generation });

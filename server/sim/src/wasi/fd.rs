@@ -48,7 +48,11 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             cx.node.antithesis.push(data, |line| cx.world.antithesis_line(idx, &line));
             Ok(data.len())
         }
-        Fd::Stdin | Fd::Dir(_) => Err(errno::BADF),
+        Fd::Stdin | Fd::Dir(_) | Fd::Synthetic { .. } => Err(errno::BADF),
+        Fd::Socket(s) => {
+            let id = s.id;
+            super::sock::send_now(cx, id, data)
+        }
         Fd::File(f) => {
             if !f.writable {
                 return Err(errno::BADF);
@@ -104,6 +108,20 @@ fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>
         Fd::Stdin => Ok(0),
         Fd::Stdout | Fd::Stderr | Fd::AntithesisSink => Err(errno::BADF),
         Fd::Dir(_) => Err(errno::ISDIR),
+        Fd::Socket(s) => {
+            let id = s.id;
+            let max = mem::capacity(cx.mem, iovs, iovs_len)?;
+            let data = super::sock::recv_now(cx, id, max, false)?;
+            mem::scatter(cx.mem, iovs, iovs_len, &data)
+        }
+        Fd::Synthetic { data, offset } => {
+            let start = (*offset as usize).min(data.len());
+            let max = mem::capacity(cx.mem, iovs, iovs_len)?;
+            let end = start + max.min(data.len() - start);
+            let chunk = data[start..end].to_vec();
+            *offset = end as u64;
+            mem::scatter(cx.mem, iovs, iovs_len, &chunk)
+        }
         Fd::File(f) => {
             if !f.readable {
                 return Err(errno::BADF);
@@ -152,7 +170,11 @@ pub fn fd_tell(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
 }
 
 pub fn fd_close(cx: &mut Cx<'_>, fd: u32) -> Errno {
-    ok(cx.node.fds.close(fd).map(|_| ()))
+    ok(cx.node.fds.close(fd).map(|entry| {
+        if let Fd::Socket(s) = entry {
+            super::sock::close(cx, s.id);
+        }
+    }))
 }
 
 pub fn fd_renumber(cx: &mut Cx<'_>, from: u32, to: u32) -> Errno {
@@ -162,8 +184,9 @@ pub fn fd_renumber(cx: &mut Cx<'_>, from: u32, to: u32) -> Errno {
 fn filetype(entry: &Fd) -> u8 {
     match entry {
         Fd::Stdin | Fd::Stdout | Fd::Stderr => FILETYPE_CHARACTER_DEVICE,
-        Fd::File(_) | Fd::AntithesisSink => FILETYPE_REGULAR_FILE,
+        Fd::File(_) | Fd::AntithesisSink | Fd::Synthetic { .. } => FILETYPE_REGULAR_FILE,
         Fd::Dir(_) => FILETYPE_DIRECTORY,
+        Fd::Socket(_) => FILETYPE_SOCKET_STREAM,
     }
 }
 
@@ -182,6 +205,8 @@ pub fn fd_fdstat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
                 (f.flags, rights)
             }
             Fd::Dir(d) => (d.flags, RIGHTS_ALL),
+            Fd::Socket(s) => (s.flags, RIGHTS_ALL),
+            Fd::Synthetic { .. } => (0, RIGHTS_ALL & !RIGHTS_FD_WRITE),
             _ => (cx.node.stdio_flags[fd.min(2) as usize], RIGHTS_ALL),
         };
         let ft = filetype(entry);
@@ -200,6 +225,8 @@ pub fn fd_fdstat_set_flags(cx: &mut Cx<'_>, fd: u32, flags: u16) -> Errno {
         match cx.node.fds.get_mut(fd)? {
             Fd::File(f) => f.flags = (f.flags & !mutable) | (flags & mutable),
             Fd::Dir(d) => d.flags = (d.flags & !mutable) | (flags & mutable),
+            Fd::Socket(s) => s.flags = (s.flags & !mutable) | (flags & mutable),
+            Fd::Synthetic { .. } => {}
             _ => cx.node.stdio_flags[fd.min(2) as usize] = flags & mutable,
         }
         Ok(())
@@ -243,6 +270,11 @@ pub fn fd_filestat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
             stat_inode(cx, ino, out)
         }
         Fd::AntithesisSink => write_filestat(cx, out, 0, FILETYPE_REGULAR_FILE, 1, 0, 0, 0),
+        Fd::Synthetic { data, .. } => {
+            let size = data.len() as u64;
+            write_filestat(cx, out, 0, FILETYPE_REGULAR_FILE, 1, size, 0, 0)
+        }
+        Fd::Socket(_) => write_filestat(cx, out, 0, FILETYPE_SOCKET_STREAM, 1, 0, 0, 0),
         _ => write_filestat(cx, out, 0, FILETYPE_CHARACTER_DEVICE, 1, 0, 0, 0),
     })())
 }

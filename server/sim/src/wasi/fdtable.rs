@@ -21,7 +21,27 @@ pub enum Fd {
     Dir(OpenDir),
     /// The Antithesis SDK's local output file: lines become property events.
     AntithesisSink,
+    /// A socket on the simulated network.
+    Socket(SocketFd),
+    /// A read-only file the host makes up (`/etc/hosts`), not on the disk.
+    Synthetic { data: std::sync::Arc<[u8]>, offset: u64 },
 }
+
+#[derive(Debug, Clone, Copy)]
+pub struct SocketFd {
+    pub id: crate::net::SockId,
+    /// fdflags: NONBLOCK decides whether a call waits or says EAGAIN.
+    pub flags: u16,
+}
+
+impl SocketFd {
+    pub fn blocking(&self) -> bool {
+        self.flags & super::layout::FDFLAGS_NONBLOCK == 0
+    }
+}
+
+/// The hosts file every node reads, made from the node instance names.
+pub const HOSTS_PATH: &str = "etc/hosts";
 
 /// Where the host tells the Antithesis SDK to write (`ANTITHESIS_SDK_LOCAL_OUTPUT`).
 pub const ANTITHESIS_OUTPUT: &str = "/.seedfall/antithesis-sdk.jsonl";
@@ -89,6 +109,21 @@ impl FdTable {
         }
         self.fds.insert(fd, entry);
         Ok(fd)
+    }
+
+    pub fn socket(&self, fd: u32) -> Result<SocketFd, Errno> {
+        match self.get(fd)? {
+            Fd::Socket(s) => Ok(*s),
+            _ => Err(errno::NOTSOCK),
+        }
+    }
+
+    /// Every socket still open, for a node that ends.
+    pub fn sockets(&self) -> impl Iterator<Item = crate::net::SockId> + '_ {
+        self.fds.values().filter_map(|f| match f {
+            Fd::Socket(s) => Some(s.id),
+            _ => None,
+        })
     }
 
     pub fn close(&mut self, fd: u32) -> Result<Fd, Errno> {

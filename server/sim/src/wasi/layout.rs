@@ -3,6 +3,7 @@ pub const FILETYPE_UNKNOWN: u8 = 0;
 pub const FILETYPE_CHARACTER_DEVICE: u8 = 2;
 pub const FILETYPE_DIRECTORY: u8 = 3;
 pub const FILETYPE_REGULAR_FILE: u8 = 4;
+pub const FILETYPE_SOCKET_STREAM: u8 = 6;
 
 pub const FDFLAGS_APPEND: u16 = 1;
 pub const FDFLAGS_DSYNC: u16 = 2;

@@ -6,7 +6,7 @@
 //! implement get a stub (see [`stub_unknown_imports`]).
 use super::errno;
 use super::proc::ProcExit;
-use super::{args, clock, fd, host, path, poll, proc, Cx};
+use super::{args, clock, fd, host, path, poll, proc, sock, Cx};
 use crate::node::NodeCtx;
 use std::collections::BTreeSet;
 use wasmtime::{Caller, ExternType, Linker, Module, Val, ValType};
@@ -19,10 +19,6 @@ const UNSUPPORTED: &[(&str, u32)] = &[
     ("path_link", 7),
     ("path_symlink", 5),
     ("proc_raise", 1),
-    ("sock_accept", 3),
-    ("sock_recv", 6),
-    ("sock_send", 5),
-    ("sock_shutdown", 2),
 ];
 
 macro_rules! wasi_fn {
@@ -58,9 +54,7 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     wasi_fn!(l, n, "clock_res_get", |cx, id: i32, out: i32| clock::clock_res_get(cx, id as u32, out as u32));
     wasi_fn!(l, n, "random_get", |cx, buf: i32, len: i32| proc::random_get(cx, buf as u32, len as u32));
 
-    wasi_fn!(l, n, "fd_write", |cx, f: i32, i: i32, c: i32, o: i32| fd::fd_write(cx, f as u32, i as u32, c as u32, o as u32));
     wasi_fn!(l, n, "fd_pwrite", |cx, f: i32, i: i32, c: i32, off: i64, o: i32| fd::fd_pwrite(cx, f as u32, i as u32, c as u32, off as u64, o as u32));
-    wasi_fn!(l, n, "fd_read", |cx, f: i32, i: i32, c: i32, o: i32| fd::fd_read(cx, f as u32, i as u32, c as u32, o as u32));
     wasi_fn!(l, n, "fd_pread", |cx, f: i32, i: i32, c: i32, off: i64, o: i32| fd::fd_pread(cx, f as u32, i as u32, c as u32, off as u64, o as u32));
     wasi_fn!(l, n, "fd_seek", |cx, f: i32, d: i64, w: i32, o: i32| fd::fd_seek(cx, f as u32, d, w as u8, o as u32));
     wasi_fn!(l, n, "fd_tell", |cx, f: i32, o: i32| fd::fd_tell(cx, f as u32, o as u32));
@@ -93,6 +87,38 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     });
     wasi_fn!(l, n, "path_readlink", |cx, f: i32, p: i32, len: i32, _b: i32, _bl: i32, _u: i32| path::path_readlink(cx, f as u32, p as u32, len as u32));
 
+    n.insert("fd_read");
+    l.func_wrap_async(WASI, "fd_read", |mut caller: Caller<'_, NodeCtx>, (f, i, c, o): (i32, i32, i32, i32)| {
+        Box::new(async move { sock::fd_read(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
+    })?;
+    n.insert("fd_write");
+    l.func_wrap_async(WASI, "fd_write", |mut caller: Caller<'_, NodeCtx>, (f, i, c, o): (i32, i32, i32, i32)| {
+        Box::new(async move { sock::fd_write(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
+    })?;
+
+    // Sockets: preview1's and the WasmEdge extension's.
+    wasi_fn!(l, n, "sock_open", |cx, af: i32, ty: i32, o: i32| sock::sock_open(cx, af, ty, o as u32));
+    wasi_fn!(l, n, "sock_bind", |cx, f: i32, a: i32, p: i32| sock::sock_bind(cx, f as u32, a as u32, p as u32));
+    wasi_fn!(l, n, "sock_listen", |cx, f: i32, b: i32| sock::sock_listen(cx, f as u32, b));
+    wasi_fn!(l, n, "sock_shutdown", |cx, f: i32, how: i32| sock::sock_shutdown(cx, f as u32, how));
+    wasi_fn!(l, n, "sock_getsockopt", |cx, f: i32, lv: i32, nm: i32, v: i32, _len: i32| sock::sock_getsockopt(cx, f as u32, lv as u32, nm as u32, v as u32));
+    wasi_fn!(l, n, "sock_setsockopt", |cx, f: i32, _lv: i32, _nm: i32, _v: i32, _len: i32| sock::sock_setsockopt(cx, f as u32));
+    wasi_fn!(l, n, "sock_getaddrinfo", |cx, nd: i32, nl: i32, sv: i32, sl: i32, h: i32, r: i32, m: i32, rl: i32| {
+        sock::sock_getaddrinfo(cx, nd as u32, nl as u32, sv as u32, sl as u32, h as u32, r as u32, m as u32, rl as u32)
+    });
+    n.insert("sock_connect");
+    l.func_wrap_async(WASI, "sock_connect", |mut caller: Caller<'_, NodeCtx>, (f, a, p): (i32, i32, i32)| {
+        Box::new(async move { sock::sock_connect(&mut caller, f as u32, a as u32, p as u32).await })
+    })?;
+    n.insert("sock_recv");
+    l.func_wrap_async(WASI, "sock_recv", |mut caller: Caller<'_, NodeCtx>, (f, i, c, fl, o, of): (i32, i32, i32, i32, i32, i32)| {
+        Box::new(async move { sock::sock_recv(&mut caller, f as u32, i as u32, c as u32, fl as u16, o as u32, of as u32).await })
+    })?;
+    n.insert("sock_send");
+    l.func_wrap_async(WASI, "sock_send", |mut caller: Caller<'_, NodeCtx>, (f, i, c, _fl, o): (i32, i32, i32, i32, i32)| {
+        Box::new(async move { sock::sock_send(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
+    })?;
+
     names.insert("proc_exit");
     l.func_wrap(WASI, "proc_exit", |mut caller: Caller<'_, NodeCtx>, code: i32| -> wasmtime::Result<()> {
         host(&mut caller, |_| ());
@@ -115,6 +141,47 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     Ok((l, names))
 }
 
+/// Socket calls whose signature differs between the ABIs guests use: the
+/// Rust crate `wasmedge_wasi_socket` (WasmEdge's older forms) and preview1 /
+/// github.com/dispatchrun/net. The import's parameter count tells which one
+/// a module wants. Returns false for other names (and unknown arities).
+fn define_by_arity(l: &mut Linker<NodeCtx>, name: &str, params: usize) -> wasmtime::Result<bool> {
+    match (name, params) {
+        // preview1: (fd, fdflags, *newfd)
+        ("sock_accept", 3) => {
+            l.func_wrap_async(WASI, "sock_accept", |mut caller: Caller<'_, NodeCtx>, (f, fl, o): (i32, i32, i32)| {
+                Box::new(async move { sock::sock_accept(&mut caller, f as u32, fl as u16, o as u32).await })
+            })?;
+        }
+        // WasmEdge's older form: (fd, *newfd); the new socket blocks.
+        ("sock_accept", 2) => {
+            l.func_wrap_async(WASI, "sock_accept", |mut caller: Caller<'_, NodeCtx>, (f, o): (i32, i32)| {
+                Box::new(async move { sock::sock_accept(&mut caller, f as u32, 0, o as u32).await })
+            })?;
+        }
+        // (fd, *{buf,len}, *port): family (u16) then the IP at buf.
+        ("sock_getlocaladdr" | "sock_getpeeraddr", 3) => {
+            let peer = name == "sock_getpeeraddr";
+            l.func_wrap(WASI, if peer { "sock_getpeeraddr" } else { "sock_getlocaladdr" }, move |mut caller: Caller<'_, NodeCtx>, f: i32, a: i32, p: i32| -> wasmtime::Result<i32> {
+                let e = host(&mut caller, |cx| sock::sock_addr(cx, f as u32, peer, a as u32, None, p as u32));
+                crashed(&caller)?;
+                Ok(i32::from(e))
+            })?;
+        }
+        // (fd, *{buf,len}, *addr_type, *port): the raw IP at buf, the type apart.
+        ("sock_getlocaladdr" | "sock_getpeeraddr", 4) => {
+            let peer = name == "sock_getpeeraddr";
+            l.func_wrap(WASI, if peer { "sock_getpeeraddr" } else { "sock_getlocaladdr" }, move |mut caller: Caller<'_, NodeCtx>, f: i32, a: i32, t: i32, p: i32| -> wasmtime::Result<i32> {
+                let e = host(&mut caller, |cx| sock::sock_addr(cx, f as u32, peer, a as u32, Some(t as u32), p as u32));
+                crashed(&caller)?;
+                Ok(i32::from(e))
+            })?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
 /// Defines every import of `module` the linker lacks as a function that logs
 /// its first use in the trace and returns ENOSYS (or zeros, for a function
 /// that does not return an errno). A guest never fails to link or traps
@@ -122,6 +189,9 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
 pub fn stub_unknown_imports(l: &mut Linker<NodeCtx>, names: &BTreeSet<&'static str>, module: &Module) -> wasmtime::Result<()> {
     for import in module.imports() {
         let ExternType::Func(ty) = import.ty() else { continue };
+        if import.module() == WASI && define_by_arity(l, import.name(), ty.params().len())? {
+            continue;
+        }
         if import.module() == WASI && names.contains(import.name()) {
             continue;
         }

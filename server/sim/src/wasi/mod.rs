@@ -2,7 +2,7 @@
 //!
 //! Split by concern: `args`, `clock`, `fd` (descriptors and stdio), `path`
 //! (names on the simulated disk), `poll` (the suspension point), `proc`
-//! (exit, yield, random), `sock` (placeholders until the network lands).
+//! (exit, yield, random), `sock` (sockets on the simulated network).
 //! `link` binds them all into a wasmtime `Linker` and gives every import
 //! this host does not implement a stub that returns ENOSYS and is logged once
 //! in the trace: a guest never traps because of a missing host call.
@@ -21,6 +21,7 @@ pub mod mem;
 pub mod path;
 pub mod poll;
 pub mod proc;
+pub mod sock;
 
 use crate::node::{NodeCtx, NodeLocal};
 use crate::world::World;

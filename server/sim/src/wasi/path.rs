@@ -42,6 +42,12 @@ pub fn path_open(
             return mem::write_u32(cx.mem, fd_out, new_fd);
         }
         let idx = cx.node.idx;
+        // /etc/hosts names every node instance, unless the disk has its own.
+        if dir == crate::disk::ROOT && path.trim_start_matches('/') == super::fdtable::HOSTS_PATH && cx.world.disks[idx].lookup(dir, &path).is_err() {
+            let data: std::sync::Arc<[u8]> = cx.world.net.hosts_file().into_bytes().into();
+            let new_fd = cx.node.fds.insert(Fd::Synthetic { data, offset: 0 })?;
+            return mem::write_u32(cx.mem, fd_out, new_fd);
+        }
         let now = cx.world.now;
         let disk = &mut cx.world.disks[idx];
         let ino = match disk.lookup(dir, &path) {

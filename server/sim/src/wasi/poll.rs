@@ -68,14 +68,23 @@ fn read_subs(cx: &Cx<'_>, ptr: u32, count: u32) -> Result<Vec<Sub>, Errno> {
 }
 
 /// Whether an fd subscription is ready, and with what error and byte count.
-fn fd_readiness(cx: &Cx<'_>, kind: u8, fd: u32) -> (Errno, u64) {
+/// Files and stdio are always ready; a socket when the network says so.
+fn fd_readiness(cx: &Cx<'_>, kind: u8, fd: u32) -> Option<(Errno, u64)> {
     match cx.node.fds.get(fd) {
-        Err(e) => (e, 0),
+        Err(e) => Some((e, 0)),
         Ok(Fd::File(f)) if kind == EVENTTYPE_FD_READ => {
             let size = cx.world.disks[cx.node.idx].inode(f.ino).map(|i| i.size()).unwrap_or(0);
-            (errno::SUCCESS, size.saturating_sub(f.offset))
+            Some((errno::SUCCESS, size.saturating_sub(f.offset)))
         }
-        Ok(_) => (errno::SUCCESS, 0),
+        Ok(Fd::Socket(s)) => {
+            let r = cx.world.net.readiness(s.id);
+            match kind {
+                EVENTTYPE_FD_READ if r.read => Some((errno::SUCCESS, r.bytes)),
+                EVENTTYPE_FD_WRITE if r.write => Some((errno::SUCCESS, 0)),
+                _ => None,
+            }
+        }
+        Ok(_) => Some((errno::SUCCESS, 0)),
     }
 }
 
@@ -87,10 +96,10 @@ fn deliver(cx: &mut Cx<'_>, subs: &[Sub], out: u32) -> Result<u32, Errno> {
         let (userdata, kind, err, nbytes) = match *sub {
             Sub::Clock { userdata, deadline } if deadline <= now => (userdata, EVENTTYPE_CLOCK, errno::SUCCESS, 0),
             Sub::Clock { .. } => continue,
-            Sub::Fd { userdata, kind, fd } => {
-                let (err, nbytes) = fd_readiness(cx, kind, fd);
-                (userdata, kind, err, nbytes)
-            }
+            Sub::Fd { userdata, kind, fd } => match fd_readiness(cx, kind, fd) {
+                Some((err, nbytes)) => (userdata, kind, err, nbytes),
+                None => continue,
+            },
         };
         let at = out + n * EVENT_SIZE;
         mem::bytes_mut(cx.mem, at, EVENT_SIZE)?.fill(0);
@@ -124,18 +133,38 @@ fn plan(cx: &mut Cx<'_>, subs_ptr: u32, out: u32, count: u32, nevents: u32) -> P
     }
 }
 
+/// Bound on wake-ups of one poll that find nothing ready (network activity
+/// for another socket of the node): past it the run fails as stuck.
+pub const POLL_REWAITS_MAX: u32 = 1_000_000;
+
 pub async fn poll_oneoff(caller: &mut Caller<'_, NodeCtx>, subs: u32, out: u32, count: u32, nevents: u32) -> wasmtime::Result<i32> {
     let (parsed, deadline) = match host(caller, |cx| plan(cx, subs, out, count, nevents)) {
         Plan::Done(e) => return Ok(i32::from(e)),
         Plan::Wait(parsed, deadline) => (parsed, deadline),
     };
-    suspend(caller, deadline).await?;
-    let result = host(caller, |cx| {
-        let n = deliver(cx, &parsed, out)?;
-        assert!(n > 0 || deadline.is_none(), "a node woke from poll_oneoff with nothing ready");
-        mem::write_u32(cx.mem, nevents, n)
-    });
-    Ok(i32::from(result.err().unwrap_or(errno::SUCCESS)))
+    let wants_net = parsed.iter().any(|s| matches!(s, Sub::Fd { .. }));
+    for _ in 0..POLL_REWAITS_MAX {
+        if wants_net {
+            host(caller, |cx| cx.world.nodes[cx.node.idx].wants_net = true);
+        }
+        suspend(caller, deadline).await?;
+        let result = host(caller, |cx| {
+            let n = deliver(cx, &parsed, out)?;
+            if n == 0 {
+                // Woken by activity on a socket this poll does not watch.
+                assert!(wants_net, "a node woke from poll_oneoff with nothing ready");
+                return Ok(false);
+            }
+            mem::write_u32(cx.mem, nevents, n).map(|_| true)
+        });
+        match result {
+            Ok(false) => continue,
+            Ok(true) => return Ok(i32::from(errno::SUCCESS)),
+            Err(e) => return Ok(i32::from(e)),
+        }
+    }
+    host(caller, |cx| cx.world.fault.get_or_insert_with(|| format!("a poll_oneoff woke {POLL_REWAITS_MAX} times with nothing ready")).clone());
+    Ok(i32::from(errno::INTR))
 }
 
 /// Blocks the calling node until the world wakes it (at `deadline`, or by

@@ -1,0 +1,797 @@
+//! The simulated network: hosts, TCP-like connections, partitions.
+//!
+//! Every node instance is a host with one IPv4 address (`10.0.0.<idx+1>`);
+//! `127.0.0.1` is the node itself. A connection is a pair of sockets, each
+//! with an outgoing pipe of segments stamped with the virtual time they
+//! arrive (latency from the `net` stream, never earlier than the segment
+//! before, so a stream stays ordered). Segments are delivered by world events.
+//!
+//! A partition cuts directed links between hosts. A segment that reaches a
+//! cut link stalls in its pipe until the link heals; a SYN that reaches a cut
+//! link is lost and retried, so a connect across a cut ends in ETIMEDOUT
+//! unless the cut heals first. A crashed node's connections reset at their
+//! peers (after the usual latency) and its listeners vanish.
+//!
+//! This module is pure world state: no guest memory, no wasmtime. The host
+//! calls in `wasi::sock` translate guest calls into these operations, and the
+//! world turns the `Effects` they return into events and wake-ups.
+use crate::config::NetConfig;
+use crate::streams::Streams;
+use crate::vtime::VTime;
+use crate::wasi::errno::{self, Errno};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+pub type SockId = u64;
+
+/// Bytes one segment carries: a large write is split into several segments,
+/// each with its own latency draw.
+pub const SEGMENT_BYTES: usize = 1460;
+/// Bytes a connection holds unread or in flight per direction before the
+/// sender sees EAGAIN (or blocks): the receive window.
+pub const WINDOW_BYTES: usize = 256 << 10;
+/// Bound on sockets alive per run (every node together).
+pub const SOCKETS_MAX: usize = 65_536;
+/// Bound on a listener's backlog, whatever the guest asks for.
+pub const BACKLOG_MAX: usize = 4096;
+/// First port handed out to connecting sockets and `bind(port 0)`.
+pub const EPHEMERAL_FIRST: u16 = 49_152;
+/// Loopback inside a node takes this long, and draws nothing.
+pub const LOOPBACK_NS: u64 = 5_000;
+/// SYN retransmission: the first retry after this, doubling each time.
+pub const SYN_RETRY_FIRST_NS: u64 = 200_000_000;
+
+pub const AF_INET: u16 = 1;
+pub const AF_INET6: u16 = 2;
+pub const SOCK_DGRAM: i32 = 1;
+pub const SOCK_STREAM: i32 = 2;
+
+/// The address of node instance `idx`.
+pub fn node_ip(idx: usize) -> [u8; 4] {
+    let n = (idx as u32) + 1;
+    [10, 0, (n >> 8) as u8, n as u8]
+}
+
+pub const LOOPBACK_IP: [u8; 4] = [127, 0, 0, 1];
+pub const ANY_IP: [u8; 4] = [0, 0, 0, 0];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Addr {
+    pub ip: [u8; 4],
+    pub port: u16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NetEvent {
+    /// Segments of `from`'s pipe may be due.
+    Deliver { from: SockId },
+    /// A SYN from `client` (attempt number `attempt`) reaches the server host.
+    Syn { client: SockId, attempt: u32 },
+    /// The server's answer reaches the client: accepted by `server`, or refused.
+    SynAck { client: SockId, server: Option<SockId> },
+    /// The connect of `client` gives up unless it finished.
+    ConnectTimeout { client: SockId },
+    /// Partition number `id` ends.
+    Heal { id: u64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    Data(Vec<u8>),
+    Fin,
+    Rst,
+}
+
+#[derive(Clone, Debug)]
+struct InFlight {
+    at: VTime,
+    seg: Segment,
+}
+
+#[derive(Debug)]
+enum State {
+    Fresh,
+    Listening { backlog: usize, queue: VecDeque<SockId> },
+    Connecting { remote: Addr, attempt: u32 },
+    Connected {
+        peer: SockId,
+        /// Bytes arrived and not yet read.
+        rx: VecDeque<u8>,
+        /// The peer's FIN arrived: reads end once `rx` is drained.
+        rx_eof: bool,
+        /// This side shut down writing (FIN sent).
+        tx_closed: bool,
+        /// This side shut down reading: arriving data is discarded.
+        rx_closed: bool,
+    },
+    /// A pending error (refused, timed out, reset) that the next call reports.
+    Error(Errno),
+    /// The guest closed it (or its node died); kept while its pipe drains.
+    Closed,
+}
+
+#[derive(Debug)]
+struct Sock {
+    owner: usize,
+    state: State,
+    local: Option<Addr>,
+    remote: Option<Addr>,
+    /// Segments sent and not yet delivered, earliest first.
+    pipe: VecDeque<InFlight>,
+    pipe_bytes: usize,
+    /// The pipe's head reached a cut link; redelivered on heal.
+    stalled: bool,
+    /// The error SO_ERROR reports once (a finished non-blocking connect).
+    so_error: Errno,
+    /// After close: the peer the last segments in the pipe still go to.
+    drain_peer: Option<SockId>,
+}
+
+/// What a network operation asks the world to do.
+#[derive(Default, Debug)]
+pub struct Effects {
+    pub events: Vec<(VTime, NetEvent)>,
+    /// Nodes whose sockets changed readiness.
+    pub wake: BTreeSet<usize>,
+    /// Lines for the trace: (node, text).
+    pub notes: Vec<(usize, String)>,
+}
+
+/// Readiness of a socket for poll_oneoff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ready {
+    pub read: bool,
+    pub write: bool,
+    /// Bytes readable now (the event's nbytes).
+    pub bytes: u64,
+}
+
+pub struct Net {
+    config: NetConfig,
+    socks: BTreeMap<SockId, Sock>,
+    next_id: SockId,
+    listeners: BTreeMap<(usize, u16), SockId>,
+    /// Next ephemeral port, per node (grown on demand).
+    ephemeral: Vec<u16>,
+    /// Directed links (from, to) cut, with how many partitions cut each.
+    cuts: BTreeMap<(usize, usize), u32>,
+    /// Active partitions: their links.
+    partitions: BTreeMap<u64, Vec<(usize, usize)>>,
+    next_partition: u64,
+    names: Vec<String>,
+}
+
+impl Net {
+    pub fn new(config: NetConfig, names: Vec<String>) -> Net {
+        Net {
+            config,
+            socks: BTreeMap::new(),
+            next_id: 1,
+            listeners: BTreeMap::new(),
+            ephemeral: vec![EPHEMERAL_FIRST; names.len()],
+            cuts: BTreeMap::new(),
+            partitions: BTreeMap::new(),
+            next_partition: 1,
+            names,
+        }
+    }
+
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// The node a name or address means, from `node`'s point of view.
+    pub fn resolve_name(&self, node: usize, name: &str) -> Option<[u8; 4]> {
+        let name = name.trim_end_matches('.');
+        if name == "localhost" {
+            return Some(LOOPBACK_IP);
+        }
+        if let Ok(ip) = name.parse::<std::net::Ipv4Addr>() {
+            return Some(ip.octets());
+        }
+        let _ = node;
+        self.names.iter().position(|n| n == name || host_alias(n) == name).map(node_ip)
+    }
+
+    /// `/etc/hosts` as every node sees it.
+    pub fn hosts_file(&self) -> String {
+        let mut s = String::from("127.0.0.1 localhost\n");
+        for (i, n) in self.names.iter().enumerate() {
+            let [a, b, c, d] = node_ip(i);
+            let alias = host_alias(n);
+            // '#' starts a comment in a hosts file: only the alias fits.
+            if alias == *n {
+                s.push_str(&format!("{a}.{b}.{c}.{d} {n}\n"));
+            } else {
+                s.push_str(&format!("{a}.{b}.{c}.{d} {alias}\n"));
+            }
+        }
+        s
+    }
+
+    fn host_of(&self, from: usize, ip: [u8; 4]) -> Option<usize> {
+        if ip == LOOPBACK_IP || ip == ANY_IP {
+            return Some(from);
+        }
+        (0..self.names.len()).find(|&i| node_ip(i) == ip)
+    }
+
+    fn latency(&self, streams: &mut Streams, from: usize, to: usize) -> u64 {
+        if from == to {
+            return LOOPBACK_NS;
+        }
+        self.config.draw_latency(streams)
+    }
+
+    fn link_cut(&self, from: usize, to: usize) -> bool {
+        from != to && self.cuts.get(&(from, to)).is_some_and(|n| *n > 0)
+    }
+
+    fn sock(&self, id: SockId) -> Result<&Sock, Errno> {
+        self.socks.get(&id).ok_or(errno::BADF)
+    }
+
+    fn sock_mut(&mut self, id: SockId) -> Result<&mut Sock, Errno> {
+        self.socks.get_mut(&id).ok_or(errno::BADF)
+    }
+
+    pub fn open(&mut self, owner: usize, af: i32, socktype: i32) -> Result<SockId, Errno> {
+        if af != i32::from(AF_INET) && af != i32::from(AF_INET6) {
+            return Err(errno::AFNOSUPPORT);
+        }
+        if socktype == SOCK_DGRAM {
+            return Err(errno::PROTONOSUPPORT);
+        }
+        if socktype != SOCK_STREAM && socktype != 0 {
+            return Err(errno::PROTOTYPE);
+        }
+        if self.socks.len() >= SOCKETS_MAX {
+            return Err(errno::NFILE);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let sock = Sock { owner, state: State::Fresh, local: None, remote: None, pipe: VecDeque::new(), pipe_bytes: 0, stalled: false, so_error: 0, drain_peer: None };
+        self.socks.insert(id, sock);
+        Ok(id)
+    }
+
+    fn ephemeral_port(&mut self, owner: usize) -> Result<u16, Errno> {
+        for _ in 0..(u16::MAX - EPHEMERAL_FIRST) {
+            let p = self.ephemeral[owner];
+            self.ephemeral[owner] = if p == u16::MAX { EPHEMERAL_FIRST } else { p + 1 };
+            let used = self.listeners.contains_key(&(owner, p)) || self.socks.values().any(|s| s.owner == owner && s.local.is_some_and(|a| a.port == p));
+            if !used {
+                return Ok(p);
+            }
+        }
+        Err(errno::ADDRINUSE)
+    }
+
+    pub fn bind(&mut self, id: SockId, addr: Addr) -> Result<(), Errno> {
+        let owner = self.sock(id)?.owner;
+        if addr.ip != ANY_IP && addr.ip != LOOPBACK_IP && addr.ip != node_ip(owner) {
+            return Err(errno::ADDRNOTAVAIL);
+        }
+        let s = self.sock(id)?;
+        if s.local.is_some() || !matches!(s.state, State::Fresh) {
+            return Err(errno::INVAL);
+        }
+        let port = if addr.port == 0 { self.ephemeral_port(owner)? } else { addr.port };
+        if self.listeners.contains_key(&(owner, port)) || self.socks.values().any(|s| s.owner == owner && s.local.is_some_and(|a| a.port == port)) {
+            return Err(errno::ADDRINUSE);
+        }
+        self.sock_mut(id)?.local = Some(Addr { ip: addr.ip, port });
+        Ok(())
+    }
+
+    pub fn listen(&mut self, id: SockId, backlog: i32) -> Result<(), Errno> {
+        let owner = self.sock(id)?.owner;
+        if !matches!(self.sock(id)?.state, State::Fresh) {
+            return Err(errno::INVAL);
+        }
+        if self.sock(id)?.local.is_none() {
+            let port = self.ephemeral_port(owner)?;
+            self.sock_mut(id)?.local = Some(Addr { ip: ANY_IP, port });
+        }
+        let port = self.sock(id)?.local.expect("bound above").port;
+        let backlog = (backlog.max(1) as usize).min(BACKLOG_MAX);
+        self.sock_mut(id)?.state = State::Listening { backlog, queue: VecDeque::new() };
+        self.listeners.insert((owner, port), id);
+        Ok(())
+    }
+
+    /// Takes the next established connection; EAGAIN when there is none.
+    pub fn accept(&mut self, id: SockId) -> Result<SockId, Errno> {
+        match &mut self.sock_mut(id)?.state {
+            State::Listening { queue, .. } => queue.pop_front().ok_or(errno::AGAIN),
+            _ => Err(errno::INVAL),
+        }
+    }
+
+    /// Starts a connect. Always in progress at first: the SYN takes time.
+    pub fn connect(&mut self, id: SockId, remote: Addr, now: VTime, streams: &mut Streams, fx: &mut Effects) -> Result<(), Errno> {
+        let owner = self.sock(id)?.owner;
+        match self.sock(id)?.state {
+            State::Fresh => {}
+            State::Connecting { .. } => return Err(errno::ALREADY),
+            State::Connected { .. } => return Err(errno::ISCONN),
+            State::Error(e) => {
+                self.sock_mut(id)?.state = State::Fresh;
+                return Err(e);
+            }
+            _ => return Err(errno::INVAL),
+        }
+        if remote.port == 0 {
+            return Err(errno::INVAL);
+        }
+        if self.sock(id)?.local.is_none() {
+            let port = self.ephemeral_port(owner)?;
+            let ip = if remote.ip == LOOPBACK_IP { LOOPBACK_IP } else { node_ip(owner) };
+            self.sock_mut(id)?.local = Some(Addr { ip, port });
+        }
+        let s = self.sock_mut(id)?;
+        s.remote = Some(remote);
+        s.state = State::Connecting { remote, attempt: 0 };
+        s.so_error = 0;
+        match self.host_of(owner, remote.ip) {
+            Some(to) => {
+                let at = now + self.latency(streams, owner, to);
+                fx.events.push((at, NetEvent::Syn { client: id, attempt: 0 }));
+            }
+            // No such host: nobody answers; the connect times out.
+            None => {}
+        }
+        fx.events.push((now + self.config.connect_timeout_ns, NetEvent::ConnectTimeout { client: id }));
+        Ok(())
+    }
+
+    /// For a blocking connect: Ok once connected, EAGAIN while in progress.
+    pub fn connect_result(&mut self, id: SockId) -> Result<(), Errno> {
+        let s = self.sock_mut(id)?;
+        match s.state {
+            State::Connecting { .. } => Err(errno::AGAIN),
+            State::Connected { .. } => Ok(()),
+            State::Error(e) => {
+                s.state = State::Fresh;
+                s.so_error = 0;
+                Err(e)
+            }
+            _ => Err(errno::INVAL),
+        }
+    }
+
+    /// Sends what fits in the window; EAGAIN when nothing does.
+    pub fn send(&mut self, id: SockId, data: &[u8], now: VTime, streams: &mut Streams, fx: &mut Effects) -> Result<usize, Errno> {
+        let s = self.sock(id)?;
+        let peer = match &s.state {
+            State::Connected { tx_closed: true, .. } => return Err(errno::PIPE),
+            State::Connected { peer, .. } => *peer,
+            State::Error(e) => return Err(*e),
+            State::Connecting { .. } => return Err(errno::AGAIN),
+            _ => return Err(errno::NOTCONN),
+        };
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let room = WINDOW_BYTES.saturating_sub(s.pipe_bytes + self.unread(peer));
+        if room == 0 {
+            return Err(errno::AGAIN);
+        }
+        let n = room.min(data.len());
+        for chunk in data[..n].chunks(SEGMENT_BYTES) {
+            self.push_segment(id, Segment::Data(chunk.to_vec()), now, streams, fx);
+        }
+        Ok(n)
+    }
+
+    fn unread(&self, id: SockId) -> usize {
+        match self.socks.get(&id).map(|s| &s.state) {
+            Some(State::Connected { rx, .. }) => rx.len(),
+            _ => 0,
+        }
+    }
+
+    fn push_segment(&mut self, from: SockId, seg: Segment, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let (owner, peer) = {
+            let s = &self.socks[&from];
+            (s.owner, s.peer_link())
+        };
+        let to = peer.and_then(|p| self.socks.get(&p)).map(|p| p.owner).unwrap_or(owner);
+        let latency = self.latency(streams, owner, to);
+        let s = self.socks.get_mut(&from).expect("checked by the caller");
+        let earliest = s.pipe.back().map(|f| f.at).unwrap_or(VTime::ZERO);
+        let at = (now + latency).max(earliest);
+        if let Segment::Data(d) = &seg {
+            s.pipe_bytes += d.len();
+        }
+        let was_empty = s.pipe.is_empty();
+        s.pipe.push_back(InFlight { at, seg });
+        if was_empty && !s.stalled {
+            fx.events.push((at, NetEvent::Deliver { from }));
+        }
+    }
+
+    /// Reads up to `max` bytes. Ok(empty) is end of stream.
+    pub fn recv(&mut self, id: SockId, max: usize, peek: bool, fx: &mut Effects) -> Result<Vec<u8>, Errno> {
+        let s = self.sock_mut(id)?;
+        let (out, peer) = match &mut s.state {
+            State::Connected { rx_closed: true, .. } => return Ok(Vec::new()),
+            State::Connected { rx, rx_eof, peer, .. } => {
+                if rx.is_empty() {
+                    return if *rx_eof { Ok(Vec::new()) } else { Err(errno::AGAIN) };
+                }
+                let n = max.min(rx.len());
+                let out: Vec<u8> = if peek { rx.iter().take(n).copied().collect() } else { rx.drain(..n).collect() };
+                (out, *peer)
+            }
+            State::Error(e) => return Err(*e),
+            State::Connecting { .. } => return Err(errno::AGAIN),
+            _ => return Err(errno::NOTCONN),
+        };
+        // Room in the window: the peer may write again.
+        if !peek {
+            if let Some(p) = self.socks.get(&peer) {
+                fx.wake.insert(p.owner);
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn shutdown(&mut self, id: SockId, how: i32, now: VTime, streams: &mut Streams, fx: &mut Effects) -> Result<(), Errno> {
+        let s = self.sock_mut(id)?;
+        let State::Connected { tx_closed, rx_closed, .. } = &mut s.state else {
+            return Err(errno::NOTCONN);
+        };
+        if how & 1 != 0 {
+            *rx_closed = true;
+        }
+        let send_fin = how & 2 != 0 && !*tx_closed;
+        if how & 2 != 0 {
+            *tx_closed = true;
+        }
+        if send_fin {
+            self.push_segment(id, Segment::Fin, now, streams, fx);
+        }
+        Ok(())
+    }
+
+    /// The guest closed the socket: a FIN for a connection, the listener
+    /// goes away (its queued connections reset).
+    pub fn close(&mut self, id: SockId, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        self.end(id, Segment::Fin, now, streams, fx);
+    }
+
+    /// Resets a connection from this side: RST to the peer, the socket gone.
+    fn abort(&mut self, id: SockId, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        self.end(id, Segment::Rst, now, streams, fx);
+    }
+
+    /// Ends a socket: a connection sends `last` (FIN or RST) behind the data
+    /// still in flight, and the socket lingers until its pipe drains.
+    fn end(&mut self, id: SockId, last: Segment, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let Some(s) = self.socks.get_mut(&id) else { return };
+        match std::mem::replace(&mut s.state, State::Closed) {
+            State::Listening { queue, .. } => {
+                let owner = s.owner;
+                if let Some(port) = s.local.map(|a| a.port) {
+                    self.listeners.remove(&(owner, port));
+                }
+                for q in queue {
+                    self.abort(q, now, streams, fx);
+                }
+            }
+            State::Connected { peer, tx_closed, .. } => {
+                s.drain_peer = Some(peer);
+                if !tx_closed || last == Segment::Rst {
+                    self.push_segment(id, last, now, streams, fx);
+                }
+            }
+            _ => {}
+        }
+        self.collect(id);
+    }
+
+    /// Drops a closed socket once nothing of it is in flight.
+    fn collect(&mut self, id: SockId) {
+        if let Some(s) = self.socks.get(&id) {
+            if matches!(s.state, State::Closed) && s.pipe.is_empty() {
+                self.socks.remove(&id);
+            }
+        }
+    }
+
+    /// A node instance ended: crashed (`reset`: peers see ECONNRESET) or
+    /// exited (its descriptors close: peers see end of stream).
+    pub fn node_down(&mut self, node: usize, reset: bool, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let mine: Vec<SockId> = self.socks.iter().filter(|(_, s)| s.owner == node && !matches!(s.state, State::Closed)).map(|(id, _)| *id).collect();
+        self.listeners.retain(|(n, _), _| *n != node);
+        for id in mine {
+            if reset {
+                self.abort(id, now, streams, fx);
+            } else {
+                self.close(id, now, streams, fx);
+            }
+        }
+    }
+
+    pub fn readiness(&self, id: SockId) -> Ready {
+        let Some(s) = self.socks.get(&id) else { return Ready { read: true, write: true, bytes: 0 } };
+        match &s.state {
+            State::Listening { queue, .. } => Ready { read: !queue.is_empty(), write: false, bytes: queue.len() as u64 },
+            State::Connecting { .. } | State::Fresh => Ready { read: false, write: false, bytes: 0 },
+            State::Connected { rx, rx_eof, rx_closed, tx_closed, peer } => {
+                let room = WINDOW_BYTES.saturating_sub(s.pipe_bytes + self.unread(*peer));
+                Ready { read: !rx.is_empty() || *rx_eof || *rx_closed, write: room > 0 || *tx_closed, bytes: rx.len() as u64 }
+            }
+            State::Error(_) | State::Closed => Ready { read: true, write: true, bytes: 0 },
+        }
+    }
+
+    /// SO_ERROR: the error of a finished connect, reported once.
+    pub fn take_so_error(&mut self, id: SockId) -> Result<Errno, Errno> {
+        let s = self.sock_mut(id)?;
+        if let State::Error(e) = s.state {
+            s.state = State::Fresh;
+            return Ok(e);
+        }
+        if matches!(s.state, State::Connecting { .. }) {
+            return Ok(errno::INPROGRESS);
+        }
+        Ok(std::mem::take(&mut s.so_error))
+    }
+
+    pub fn local_addr(&self, id: SockId) -> Result<Addr, Errno> {
+        let s = self.sock(id)?;
+        let a = s.local.ok_or(errno::INVAL)?;
+        Ok(if a.ip == ANY_IP { Addr { ip: ANY_IP, port: a.port } } else { a })
+    }
+
+    pub fn peer_addr(&self, id: SockId) -> Result<Addr, Errno> {
+        let s = self.sock(id)?;
+        match s.state {
+            State::Connected { .. } => s.remote.ok_or(errno::NOTCONN),
+            _ => Err(errno::NOTCONN),
+        }
+    }
+
+    /// Applies a network event; returns what it causes.
+    pub fn on_event(&mut self, ev: NetEvent, now: VTime, streams: &mut Streams, alive: &dyn Fn(usize) -> bool, fx: &mut Effects) {
+        match ev {
+            NetEvent::Deliver { from } => self.deliver(from, now, streams, fx),
+            NetEvent::Syn { client, attempt } => self.on_syn(client, attempt, now, streams, alive, fx),
+            NetEvent::SynAck { client, server } => self.on_syn_ack(client, server, now, streams, fx),
+            NetEvent::ConnectTimeout { client } => {
+                if let Some(s) = self.socks.get_mut(&client) {
+                    if matches!(s.state, State::Connecting { .. }) {
+                        s.state = State::Error(errno::TIMEDOUT);
+                        fx.wake.insert(s.owner);
+                        fx.notes.push((s.owner, format!("connect to {} timed out", fmt_addr(s.remote))));
+                    }
+                }
+            }
+            NetEvent::Heal { id } => self.heal(id, now, streams, fx),
+        }
+    }
+
+    fn on_syn(&mut self, client: SockId, attempt: u32, now: VTime, streams: &mut Streams, alive: &dyn Fn(usize) -> bool, fx: &mut Effects) {
+        let Some(c) = self.socks.get(&client) else { return };
+        let State::Connecting { remote, attempt: current } = c.state else { return };
+        if current != attempt {
+            return;
+        }
+        let from = c.owner;
+        let Some(to) = self.host_of(from, remote.ip) else { return };
+        if self.link_cut(from, to) || !alive(to) {
+            // Lost: retry later (the connect timeout ends the retries).
+            let next = attempt + 1;
+            let back = SYN_RETRY_FIRST_NS.saturating_mul(1 << next.min(20));
+            if let Some(State::Connecting { attempt, .. }) = self.socks.get_mut(&client).map(|s| &mut s.state) {
+                *attempt = next;
+            }
+            let lat = self.latency(streams, from, to);
+            fx.events.push((now + back + lat, NetEvent::Syn { client, attempt: next }));
+            return;
+        }
+        let listener = self.listeners.get(&(to, remote.port)).copied().filter(|l| {
+            let s = &self.socks[l];
+            let ip = s.local.map(|a| a.ip).unwrap_or(ANY_IP);
+            ip == ANY_IP || ip == remote.ip || (remote.ip == LOOPBACK_IP && from == to) || (ip == LOOPBACK_IP && from == to)
+        });
+        let server = match listener {
+            Some(l) => {
+                let full = matches!(&self.socks[&l].state, State::Listening { backlog, queue } if queue.len() >= *backlog);
+                if full || self.socks.len() >= SOCKETS_MAX {
+                    None
+                } else {
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    let local = Addr { ip: if remote.ip == LOOPBACK_IP { LOOPBACK_IP } else { node_ip(to) }, port: remote.port };
+                    let sock = Sock {
+                        owner: to,
+                        state: State::Connected { peer: client, rx: VecDeque::new(), rx_eof: false, tx_closed: false, rx_closed: false },
+                        local: Some(local),
+                        remote: c.local,
+                        pipe: VecDeque::new(),
+                        pipe_bytes: 0,
+                        stalled: false,
+                        so_error: 0,
+                        drain_peer: None,
+                    };
+                    self.socks.insert(id, sock);
+                    if let State::Listening { queue, .. } = &mut self.socks.get_mut(&l).expect("listener").state {
+                        queue.push_back(id);
+                    }
+                    fx.wake.insert(to);
+                    Some(id)
+                }
+            }
+            None => None,
+        };
+        let lat = self.latency(streams, to, from);
+        fx.events.push((now + lat, NetEvent::SynAck { client, server }));
+    }
+
+    fn on_syn_ack(&mut self, client: SockId, server: Option<SockId>, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let Some(c) = self.socks.get_mut(&client) else {
+            if let Some(s) = server {
+                self.abort(s, now, streams, fx);
+            }
+            return;
+        };
+        if !matches!(c.state, State::Connecting { .. }) {
+            if let Some(s) = server {
+                self.abort(s, now, streams, fx);
+            }
+            return;
+        }
+        fx.wake.insert(c.owner);
+        match server {
+            Some(peer) => {
+                c.state = State::Connected { peer, rx: VecDeque::new(), rx_eof: false, tx_closed: false, rx_closed: false };
+            }
+            None => {
+                c.state = State::Error(errno::CONNREFUSED);
+                let owner = c.owner;
+                let remote = c.remote;
+                fx.notes.push((owner, format!("connect to {} refused", fmt_addr(remote))));
+            }
+        }
+    }
+
+    fn deliver(&mut self, from: SockId, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let Some(s) = self.socks.get(&from) else { return };
+        let owner = s.owner;
+        let Some(peer) = s.peer_link() else {
+            return;
+        };
+        let to = self.socks.get(&peer).map(|p| p.owner);
+        loop {
+            let s = self.socks.get_mut(&from).expect("present");
+            let Some(head) = s.pipe.front() else { break };
+            if head.at > now {
+                fx.events.push((head.at, NetEvent::Deliver { from }));
+                break;
+            }
+            if let Some(to) = to {
+                if from_to_cut(&self.cuts, owner, to) {
+                    s.stalled = true;
+                    break;
+                }
+            }
+            let seg = s.pipe.pop_front().expect("head").seg;
+            if let Segment::Data(d) = &seg {
+                s.pipe_bytes -= d.len();
+            }
+            self.arrive(peer, from, seg, now, streams, fx);
+        }
+        // The sender may have room again.
+        fx.wake.insert(owner);
+        self.collect(from);
+    }
+
+    /// A segment from `from` reaches socket `to`.
+    fn arrive(&mut self, to: SockId, from: SockId, seg: Segment, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let target = self.socks.get_mut(&to);
+        let Some(t) = target else {
+            // Nobody home: data answers with a reset.
+            if matches!(seg, Segment::Data(_)) {
+                self.reset_sender(from, fx);
+            }
+            return;
+        };
+        fx.wake.insert(t.owner);
+        match (&mut t.state, seg) {
+            (State::Connected { rx_closed: true, .. }, Segment::Data(_)) => {}
+            (State::Connected { rx, .. }, Segment::Data(d)) => rx.extend(d),
+            (State::Connected { rx_eof, .. }, Segment::Fin) => *rx_eof = true,
+            (State::Connected { .. }, Segment::Rst) => {
+                t.state = State::Error(errno::CONNRESET);
+                let owner = t.owner;
+                fx.notes.push((owner, format!("connection from {} reset", fmt_addr(t.remote))));
+                let _ = (now, streams);
+            }
+            (State::Closed, Segment::Data(_)) => self.reset_sender(from, fx),
+            _ => {}
+        }
+    }
+
+    fn reset_sender(&mut self, from: SockId, fx: &mut Effects) {
+        if let Some(s) = self.socks.get_mut(&from) {
+            if matches!(s.state, State::Connected { .. }) {
+                s.state = State::Error(errno::CONNRESET);
+                fx.wake.insert(s.owner);
+            }
+        }
+    }
+
+    /// Cuts the links of a partition; returns its id (for the heal event).
+    pub fn partition(&mut self, links: Vec<(usize, usize)>) -> u64 {
+        let id = self.next_partition;
+        self.next_partition += 1;
+        for l in &links {
+            *self.cuts.entry(*l).or_insert(0) += 1;
+        }
+        self.partitions.insert(id, links);
+        id
+    }
+
+    fn heal(&mut self, id: u64, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let Some(links) = self.partitions.remove(&id) else { return };
+        for l in &links {
+            if let Some(n) = self.cuts.get_mut(l) {
+                *n -= 1;
+                if *n == 0 {
+                    self.cuts.remove(l);
+                }
+            }
+        }
+        // Stalled pipes whose link is whole again resume after a fresh latency.
+        let stalled: Vec<SockId> = self.socks.iter().filter(|(_, s)| s.stalled).map(|(id, _)| *id).collect();
+        for sid in stalled {
+            let s = &self.socks[&sid];
+            let owner = s.owner;
+            let to = s.peer_link().and_then(|p| self.socks.get(&p)).map(|p| p.owner);
+            if to.is_some_and(|to| self.link_cut(owner, to)) {
+                continue;
+            }
+            let lat = self.latency(streams, owner, to.unwrap_or(owner));
+            let s = self.socks.get_mut(&sid).expect("present");
+            s.stalled = false;
+            let at = now + lat;
+            for f in s.pipe.iter_mut() {
+                f.at = f.at.max(at);
+            }
+            fx.events.push((at, NetEvent::Deliver { from: sid }));
+        }
+    }
+
+    pub fn name(&self, idx: usize) -> &str {
+        &self.names[idx]
+    }
+}
+
+fn from_to_cut(cuts: &BTreeMap<(usize, usize), u32>, from: usize, to: usize) -> bool {
+    from != to && cuts.get(&(from, to)).is_some_and(|n| *n > 0)
+}
+
+impl Sock {
+    /// The peer a socket's pipe delivers to: while connected, or while a
+    /// closed socket's last segments drain.
+    fn peer_link(&self) -> Option<SockId> {
+        match self.state {
+            State::Connected { peer, .. } => Some(peer),
+            _ => self.drain_peer,
+        }
+    }
+}
+
+/// A node instance name as a DNS-safe host name (`client#1` → `client-1`).
+pub fn host_alias(name: &str) -> String {
+    name.replace('#', "-")
+}
+
+fn fmt_addr(a: Option<Addr>) -> String {
+    match a {
+        Some(Addr { ip: [a, b, c, d], port }) => format!("{a}.{b}.{c}.{d}:{port}"),
+        None => "?".into(),
+    }
+}
