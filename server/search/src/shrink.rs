@@ -116,6 +116,17 @@ fn simpler(f: &Fault, failure_ns: u64) -> Vec<Fault> {
         Fault::ClockSkew { node, at_ns, rate_ppm, duration_ns } if duration_ns > 1_000 => {
             out.push(Fault::ClockSkew { node, at_ns, rate_ppm, duration_ns: duration_ns / 2 });
         }
+        Fault::Partition { node, at_ns, duration_ns, peers, direction } => {
+            if duration_ns > 1_000 {
+                out.push(Fault::Partition { node: node.clone(), at_ns, duration_ns: duration_ns / 2, peers: peers.clone(), direction });
+            }
+            // One way is simpler than both ways.
+            if direction == seedfall_sim::schedule::Direction::Both {
+                for d in [seedfall_sim::schedule::Direction::Outbound, seedfall_sim::schedule::Direction::Inbound] {
+                    out.push(Fault::Partition { node: node.clone(), at_ns, duration_ns, peers: peers.clone(), direction: d });
+                }
+            }
+        }
         Fault::Crash { node, at_ns, disk_op, restart_after_ns: Some(d), torn } => {
             if torn {
                 out.push(Fault::Crash { node: node.clone(), at_ns, disk_op, restart_after_ns: Some(d), torn: false });
@@ -131,7 +142,11 @@ fn simpler(f: &Fault, failure_ns: u64) -> Vec<Fault> {
     }
     // Later, for faults placed by time (a disk-op crash is placed by its op).
     match f {
-        Fault::Pause { at_ns, .. } | Fault::ClockSkew { at_ns, .. } | Fault::ClockJump { at_ns, .. } | Fault::Crash { at_ns, disk_op: None, .. } => {
+        Fault::Pause { at_ns, .. }
+        | Fault::ClockSkew { at_ns, .. }
+        | Fault::ClockJump { at_ns, .. }
+        | Fault::Partition { at_ns, .. }
+        | Fault::Crash { at_ns, disk_op: None, .. } => {
             if let Some(t) = later(*at_ns) {
                 out.push(f.clone().at(t));
             }

@@ -153,6 +153,9 @@ impl Chooser {
         if let Some(j) = &f.clock_jump {
             families.push(("clock_jump", &j.nodes));
         }
+        if let Some(p) = &f.partition {
+            families.push(("partition", &p.nodes));
+        }
         if families.is_empty() {
             return None;
         }
@@ -175,6 +178,18 @@ impl Chooser {
                 let duration_ns = span(s.duration);
                 let drift = 1 + self.below(s.max_ppm);
                 Fault::ClockSkew { node, at_ns, rate_ppm: 1_000_000 + drift, duration_ns }
+            }
+            "partition" => {
+                use seedfall_sim::schedule::Direction;
+                let p = f.partition.as_ref().unwrap();
+                let duration_ns = span(p.duration);
+                let one_way = p.one_way > 0.0 && (self.below(1_000_000) as f64) < p.one_way * 1e6;
+                let direction = match (one_way, self.below(2)) {
+                    (false, _) => Direction::Both,
+                    (true, 0) => Direction::Outbound,
+                    (true, _) => Direction::Inbound,
+                };
+                Fault::Partition { node, at_ns, duration_ns, peers: Vec::new(), direction }
             }
             _ => {
                 let j = f.clock_jump.as_ref().unwrap();
