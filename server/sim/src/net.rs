@@ -27,8 +27,10 @@ pub type SockId = u64;
 /// each with its own latency draw.
 pub const SEGMENT_BYTES: usize = 1460;
 /// Bytes a connection holds unread or in flight per direction before the
-/// sender sees EAGAIN (or blocks): the receive window.
-pub const WINDOW_BYTES: usize = 256 << 10;
+/// sender sees EAGAIN (or blocks): the receive window (Linux autotunes its
+/// buffers to a few MiB; a program that writes more than twice this without
+/// reading deadlocks here as it would there).
+pub const WINDOW_BYTES: usize = 1 << 20;
 /// Bound on sockets alive per run (every node together).
 pub const SOCKETS_MAX: usize = 65_536;
 /// Bound on a listener's backlog, whatever the guest asks for.
