@@ -11,6 +11,7 @@ pub mod artifacts;
 pub mod cache;
 pub mod catalog;
 pub mod explore;
+pub mod go_overlay;
 pub mod cause;
 pub mod modules;
 pub mod mutate;

@@ -37,7 +37,7 @@ pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Re
             }
             Ok(Built { wasm: p.clone(), rebuilt: false, fingerprint: None })
         }
-        WasmSource::Go { dir, package, tags } => go(node, dir, package, tags, cache, log),
+        WasmSource::Go { dir, package, tags, net } => go(node, dir, package, tags, *net, cache, log),
         WasmSource::Cargo { dir, package, bin, profile } => cargo(node, dir, package.as_deref(), bin.as_deref(), profile, cache, log),
     }
 }
@@ -47,7 +47,7 @@ fn tool_version(program: &str, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
+fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
     if !dir.is_dir() {
         return Err(format!("node \"{}\": go.dir {} is not a folder", node.name, dir.display()));
     }
@@ -55,7 +55,10 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], cache: &Cache
     let mut roots = vec![module_root.clone()];
     roots.extend(go_local_replaces(&module_root));
     let version = tool_version("go", &["version"])?;
-    let recipe = format!("go|{package}|{}|{version}", tags.join(","));
+    let mut recipe = format!("go|{package}|{}|{version}", tags.join(","));
+    if net {
+        recipe.push_str(&format!("|net-overlay-{}", hash_hex(&[crate::go_overlay::SEEDFALL_NET.as_bytes()])));
+    }
     let fp = fingerprint(&roots, &recipe)?;
     let out = cache.path("wasm", &format!("go-{fp}.wasm"));
     if out.is_file() {
@@ -68,6 +71,10 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], cache: &Cache
     cmd.current_dir(dir).env("GOOS", "wasip1").env("GOARCH", "wasm").args(["build", "-trimpath", "-o"]).arg(&tmp);
     if !tags.is_empty() {
         cmd.arg(format!("-tags={}", tags.join(",")));
+    }
+    if net {
+        let overlay = crate::go_overlay::write(cache).map_err(|e| format!("node \"{}\": go.net: {e}", node.name))?;
+        cmd.arg(format!("-overlay={}", overlay.display()));
     }
     cmd.arg(package);
     let output = cmd.output().map_err(|e| format!("cannot run `go`: {e} (is Go 1.21+ installed and on PATH?)"))?;

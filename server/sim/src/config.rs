@@ -186,7 +186,9 @@ pub enum WasmSource {
     /// A prebuilt module, absolute path.
     Path(PathBuf),
     /// `go build` of `package` run in `dir` with GOOS=wasip1 GOARCH=wasm.
-    Go { dir: PathBuf, package: String, tags: Vec<String> },
+    /// With `net`, built with the overlay that puts the standard library's
+    /// `net` package on the simulated network (see docs/network.md).
+    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool },
     /// `cargo build --target wasm32-wasip1` run in `dir`.
     Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
 }
@@ -312,7 +314,7 @@ const PAUSE_FIELDS: &[&str] = &["rate", "duration", "nodes"];
 const SKEW_FIELDS: &[&str] = &["rate", "duration", "max_ppm", "nodes"];
 const JUMP_FIELDS: &[&str] = &["rate", "max", "nodes"];
 const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload"];
-const GO_FIELDS: &[&str] = &["dir", "package", "tags"];
+const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net"];
 const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
 const LIMIT_FIELDS: &[&str] =
     &["watchdog_instructions", "steps_max", "memory_mb", "ns_per_instruction"];
@@ -657,7 +659,11 @@ impl Parser {
                     Some(t) => self.strings(t, &format!("{gpath}.tags"))?,
                     None => Vec::new(),
                 };
-                Ok(WasmSource::Go { dir, package, tags })
+                let net = match m.get("net") {
+                    Some(b) => self.bool(b, &format!("{gpath}.net"))?,
+                    None => false,
+                };
+                Ok(WasmSource::Go { dir, package, tags, net })
             }
             _ => {
                 let cpath = format!("{path}.cargo");
