@@ -10,9 +10,12 @@ const CONFIGS: &[&str] = &[
     "examples/kvlog/seedfall.fixed.json",
     "examples/explore/seedfall.json",
     "examples/explore/seedfall.rust.json",
+    "examples/httpkv/seedfall.json",
+    "examples/httpkv/seedfall.fixed.json",
     "tests/guests/basics.json",
     "tests/guests/props.json",
     "tests/guests/antithesis.json",
+    "tests/guests/net.json",
 ];
 
 #[test]

@@ -22,6 +22,31 @@ fn kvlog_finds_the_lost_acknowledged_write_and_the_fix_passes() {
 }
 
 #[test]
+fn httpkv_finds_the_write_a_partition_lost_and_the_fix_passes() {
+    let out = seedfall(&["run", "-c", "examples/httpkv/seedfall.json", "-seeds", "1-200", "-json"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let out = json(&out);
+    let failures = out["failures"].as_array().unwrap();
+    assert!(failures.len() >= 5, "{} failures", failures.len());
+    for f in failures {
+        assert_eq!(f["nodes"][0]["message"], "an acknowledged write is on the backup", "{f}");
+        // Only a partition loses the write: every failing schedule has one.
+        let faults = repo().join(f["folder"].as_str().unwrap()).join("faults.json");
+        let schedule: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&faults).unwrap()).unwrap();
+        assert!(schedule["faults"].as_array().unwrap().iter().any(|x| x["kind"] == "partition" && x["node"] == "backup"), "{schedule}");
+    }
+    let first = &failures[0];
+    let faults = repo().join(first["folder"].as_str().unwrap()).join("faults.json");
+    let replay = json(&seedfall(&["replay", "-c", "examples/httpkv/seedfall.json", "-faults", faults.to_str().unwrap(), "-json"]));
+    assert_eq!(replay["trace_hash"], first["trace_hash"]);
+    let fixed = seedfall(&["run", "-c", "examples/httpkv/seedfall.fixed.json", "-seeds", "1-200", "-json"]);
+    assert_eq!(fixed.code, 0, "{}", fixed.stdout);
+    let fixed = json(&fixed);
+    let check = fixed["properties"].as_array().unwrap().iter().find(|p| p["message"] == "an acknowledged write is on the backup").unwrap();
+    assert_eq!(check["runs_hit"], 200, "{check}");
+}
+
+#[test]
 fn kvlog_failure_replays_from_its_folder() {
     let out = json(&seedfall(&["run", "-c", "examples/kvlog/seedfall.json", "-seeds", "1-40", "-json"]));
     let f = &out["failures"][0];

@@ -36,7 +36,11 @@ fn replay(cfg: &Path, faults: Option<&Path>) -> Out {
 /// The virtual time (ms) of the first trace line containing `needle`.
 fn time_of(out: &Out, needle: &str) -> f64 {
     let line = out.stdout.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no line with {needle:?}:\n{}", out.stdout));
-    line.split_whitespace().next().unwrap().trim_end_matches("ms").parse().unwrap()
+    let t = line.split_whitespace().next().unwrap();
+    match t.strip_suffix("ms") {
+        Some(ms) => ms.parse().unwrap(),
+        None => t.strip_suffix('s').unwrap().parse::<f64>().unwrap() * 1000.0,
+    }
 }
 
 fn passes(out: &Out) {
@@ -151,6 +155,7 @@ fn a_crashed_peer_resets_its_connections_and_listens_again_after_restart() {
     passes(&out);
     assert!(out.stdout.contains("reset ok"), "{}", out.stdout);
     assert!(time_of(&out, "reset ok") > 50.0, "{}", out.stdout);
+    assert!(time_of(&out, "reconnected ok") > 60.0, "{}", out.stdout);
     // The restarted server listens on the same port again.
     let again = out.stdout.lines().filter(|l| l.contains("echo server listening on :7000")).count();
     assert_eq!(again, 2, "{}", out.stdout);

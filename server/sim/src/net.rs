@@ -535,8 +535,9 @@ impl Net {
             s.state = State::Fresh;
             return Ok(e);
         }
+        // Still connecting: 0, as on Linux (callers then ask for the peer).
         if matches!(s.state, State::Connecting { .. }) {
-            return Ok(errno::INPROGRESS);
+            return Ok(errno::SUCCESS);
         }
         Ok(std::mem::take(&mut s.so_error))
     }

@@ -1,0 +1,3 @@
+module seedfall.dev/tests/gonetplain
+
+go 1.22
