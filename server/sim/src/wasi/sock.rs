@@ -228,7 +228,7 @@ const ADDRINFO_SIZE: u32 = 32;
 /// WasmEdge way: the guest hands a chain of result structs it allocated,
 /// each pointing at a sockaddr whose data is `port (BE u16) ++ IPv4`.
 #[allow(clippy::too_many_arguments)]
-pub fn sock_getaddrinfo(cx: &mut Cx<'_>, node: u32, node_len: u32, service: u32, service_len: u32, _hints: u32, res: u32, max: u32, res_len: u32) -> Errno {
+pub fn sock_getaddrinfo(cx: &mut Cx<'_>, node: u32, node_len: u32, service: u32, service_len: u32, hints: u32, res: u32, max: u32, res_len: u32) -> Errno {
     ok((|| {
         let name = c_string(cx, node, node_len)?;
         let service = c_string(cx, service, service_len)?;
@@ -239,8 +239,13 @@ pub fn sock_getaddrinfo(cx: &mut Cx<'_>, node: u32, node_len: u32, service: u32,
             "https" => 443,
             s => s.parse().unwrap_or(0),
         };
+        const AI_PASSIVE: u16 = 1;
+        let passive = hints != 0 && mem::read_u16(cx.mem, hints)? & AI_PASSIVE != 0;
         let ip = match cx.world.net.resolve_name(cx.node.idx, &name) {
             Some(ip) => ip,
+            // No host: any address to listen on, or loopback to connect to.
+            None if name.is_empty() && passive => crate::net::ANY_IP,
+            None if name.is_empty() => crate::net::LOOPBACK_IP,
             None => return Err(errno::NOENT),
         };
         if max == 0 {
