@@ -64,7 +64,7 @@ pub struct InspectParams {
     pub faults: Option<String>,
     /// Only these node instances, comma-separated.
     pub node: Option<String>,
-    /// Only these event kinds, comma-separated (output, property, fault, crash, restart, start, exit, fsync, failure, setup, branch, other).
+    /// Only these event kinds, comma-separated (output, property, fault, crash, restart, start, exit, fsync, failure, setup, branch, net, other).
     pub kind: Option<String>,
 }
 
