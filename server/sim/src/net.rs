@@ -667,6 +667,7 @@ impl Net {
             return;
         };
         let to = self.socks.get(&peer).map(|p| p.owner);
+        // Bounded by the pipe: each turn delivers its head or stops.
         loop {
             let s = self.socks.get_mut(&from).expect("present");
             let Some(head) = s.pipe.front() else { break };
@@ -939,6 +940,30 @@ mod tests {
         h.run_until(h.now + 10_000_000);
         assert_eq!(recv_all(&mut h, c), b"last words");
         assert_eq!(h.with(|n, _, _, fx| n.recv(c, 10, false, fx)), Ok(Vec::new()), "end of stream");
+    }
+
+    #[test]
+    fn loopback_reaches_the_node_itself_and_no_partition_cuts_it() {
+        let mut h = Harness::new(2);
+        let l = h.net.open(0, 1, SOCK_STREAM).unwrap();
+        h.net.bind(l, Addr { ip: LOOPBACK_IP, port: 9 }).unwrap();
+        h.net.listen(l, 4).unwrap();
+        let cut = h.net.partition(vec![(0, 1), (1, 0)]);
+        let c = h.net.open(0, 1, SOCK_STREAM).unwrap();
+        h.with(|n, now, s, fx| n.connect(c, Addr { ip: LOOPBACK_IP, port: 9 }, now, s, fx)).unwrap();
+        h.run_until(VTime(LOOPBACK_NS * 2));
+        assert_eq!(h.net.connect_result(c), Ok(()));
+        let a = h.net.accept(l).unwrap();
+        h.with(|n, now, s, fx| n.send(c, b"self", now, s, fx)).unwrap();
+        h.run_until(h.now + LOOPBACK_NS);
+        assert_eq!(recv_all(&mut h, a), b"self");
+        // Once the cut heals, another host still cannot reach a listener
+        // bound to loopback.
+        h.with(|n, now, s, fx| n.on_event(NetEvent::Heal { id: cut }, now, s, &|_| true, fx));
+        let other = h.net.open(1, 1, SOCK_STREAM).unwrap();
+        h.with(|n, now, s, fx| n.connect(other, Addr { ip: node_ip(0), port: 9 }, now, s, fx)).unwrap();
+        h.run_until(h.now + 10_000_000);
+        assert_eq!(h.net.connect_result(other), Err(errno::CONNREFUSED));
     }
 
     #[test]
