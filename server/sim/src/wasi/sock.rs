@@ -101,7 +101,15 @@ pub fn sock_open(cx: &mut Cx<'_>, af: i32, socktype: i32, out: u32) -> Errno {
     ok((|| {
         mem::range(cx.mem.len(), out, 4)?;
         let owner = cx.node.idx;
-        let id = cx.world.net.open(owner, af, socktype)?;
+        let id = match cx.world.net.open(owner, af, socktype) {
+            Ok(id) => id,
+            Err(e) => {
+                if e == errno::PROTONOSUPPORT {
+                    cx.world.unsupported(owner, "wasi_snapshot_preview1::sock_open (datagram sockets)");
+                }
+                return Err(e);
+            }
+        };
         match cx.node.fds.insert(Fd::Socket(SocketFd { id, flags: 0 })) {
             Ok(fd) => mem::write_u32(cx.mem, out, fd),
             Err(e) => {
