@@ -109,8 +109,12 @@ fn a_partition_mid_transfer_stalls_until_it_heals() {
 fn one_way_partitions_stop_one_direction() {
     let nodes = [echo_server_rust(), rust_net("client", r#""client", "--to", "server:7000", "--conns", "1", "--bytes", "100000""#, true)];
     let cfg = cluster("net-oneway", "10s", &nodes);
+    // The cut lands at 4ms: connected (a handshake needs both directions)
+    // and mid-transfer.
+    let plain = replay(&cfg, None);
+    assert!(time_of(&plain, "served 100000 bytes") > 4.0, "{}", plain.stdout);
     for direction in ["outbound", "inbound"] {
-        let faults = schedule(&cfg, &format!(r#"{{ "kind": "partition", "node": "server", "at_ns": 2000000, "duration_ns": 400000000, "direction": "{direction}" }}"#));
+        let faults = schedule(&cfg, &format!(r#"{{ "kind": "partition", "node": "server", "at_ns": 4000000, "duration_ns": 400000000, "direction": "{direction}" }}"#));
         let out = replay(&cfg, Some(&faults));
         passes(&out);
         let healed = time_of(&out, "partition healed");

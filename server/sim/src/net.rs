@@ -126,6 +126,24 @@ struct Sock {
     so_error: Errno,
     /// After close: the peer the last segments in the pipe still go to.
     drain_peer: Option<SockId>,
+    /// No segment of this socket arrives before this: an accepted socket's
+    /// data must not overtake the handshake answer that tells its client.
+    floor: VTime,
+}
+
+impl Sock {
+    fn new(owner: usize, state: State, local: Option<Addr>, remote: Option<Addr>) -> Sock {
+        Sock { owner, state, local, remote, pipe: VecDeque::new(), pipe_bytes: 0, stalled: false, so_error: 0, drain_peer: None, floor: VTime::ZERO }
+    }
+
+    /// The connection is broken: report `e` from now on and drop what was
+    /// still to send (a reset connection sends nothing more).
+    fn fail(&mut self, e: Errno) {
+        self.state = State::Error(e);
+        self.pipe.clear();
+        self.pipe_bytes = 0;
+        self.stalled = false;
+    }
 }
 
 /// What a network operation asks the world to do.
@@ -251,16 +269,28 @@ impl Net {
         }
         let id = self.next_id;
         self.next_id += 1;
-        let sock = Sock { owner, state: State::Fresh, local: None, remote: None, pipe: VecDeque::new(), pipe_bytes: 0, stalled: false, so_error: 0, drain_peer: None };
-        self.socks.insert(id, sock);
+        self.socks.insert(id, Sock::new(owner, State::Fresh, None, None));
         Ok(id)
     }
 
+    /// Whether `port` on `owner` is taken: by a listener, or by a socket
+    /// bound to it and not yet listening. Closed sockets still draining and
+    /// accepted connections (which share their listener's port) do not
+    /// count, as with SO_REUSEADDR, which Go and Rust set: a restarted
+    /// server listens on its port again at once.
+    fn port_taken(&self, owner: usize, port: u16) -> bool {
+        self.listeners.contains_key(&(owner, port))
+            || self.socks.values().any(|s| s.owner == owner && matches!(s.state, State::Fresh) && s.local.is_some_and(|a| a.port == port))
+    }
+
+    /// A port for a connecting socket or `bind(port 0)`: not a listener's,
+    /// not one an open outgoing connection of the node uses.
     fn ephemeral_port(&mut self, owner: usize) -> Result<u16, Errno> {
         for _ in 0..(u16::MAX - EPHEMERAL_FIRST) {
             let p = self.ephemeral[owner];
             self.ephemeral[owner] = if p == u16::MAX { EPHEMERAL_FIRST } else { p + 1 };
-            let used = self.listeners.contains_key(&(owner, p)) || self.socks.values().any(|s| s.owner == owner && s.local.is_some_and(|a| a.port == p));
+            let used = self.port_taken(owner, p)
+                || self.socks.values().any(|s| s.owner == owner && !matches!(s.state, State::Closed) && s.local.is_some_and(|a| a.port == p));
             if !used {
                 return Ok(p);
             }
@@ -278,7 +308,7 @@ impl Net {
             return Err(errno::INVAL);
         }
         let port = if addr.port == 0 { self.ephemeral_port(owner)? } else { addr.port };
-        if self.listeners.contains_key(&(owner, port)) || self.socks.values().any(|s| s.owner == owner && s.local.is_some_and(|a| a.port == port)) {
+        if self.port_taken(owner, port) {
             return Err(errno::ADDRINUSE);
         }
         self.sock_mut(id)?.local = Some(Addr { ip: addr.ip, port });
@@ -316,10 +346,9 @@ impl Net {
             State::Fresh => {}
             State::Connecting { .. } => return Err(errno::ALREADY),
             State::Connected { .. } => return Err(errno::ISCONN),
-            State::Error(e) => {
-                self.sock_mut(id)?.state = State::Fresh;
-                return Err(e);
-            }
+            // A socket whose connect failed is not reused (Go and Rust open
+            // a new one for every attempt).
+            State::Error(e) => return Err(e),
             _ => return Err(errno::INVAL),
         }
         if remote.port == 0 {
@@ -352,11 +381,7 @@ impl Net {
         match s.state {
             State::Connecting { .. } => Err(errno::AGAIN),
             State::Connected { .. } => Ok(()),
-            State::Error(e) => {
-                s.state = State::Fresh;
-                s.so_error = 0;
-                Err(e)
-            }
+            State::Error(e) => Err(e),
             _ => Err(errno::INVAL),
         }
     }
@@ -385,6 +410,19 @@ impl Net {
         Ok(n)
     }
 
+    /// Bytes a send could take now (0: it would say EAGAIN), or the error it
+    /// would report.
+    pub fn send_room(&self, id: SockId) -> Result<usize, Errno> {
+        let s = self.sock(id)?;
+        match &s.state {
+            State::Connected { tx_closed: true, .. } => Err(errno::PIPE),
+            State::Connected { peer, .. } => Ok(WINDOW_BYTES.saturating_sub(s.pipe_bytes + self.unread(*peer))),
+            State::Error(e) => Err(*e),
+            State::Connecting { .. } => Ok(0),
+            _ => Err(errno::NOTCONN),
+        }
+    }
+
     fn unread(&self, id: SockId) -> usize {
         match self.socks.get(&id).map(|s| &s.state) {
             Some(State::Connected { rx, .. }) => rx.len(),
@@ -401,7 +439,7 @@ impl Net {
         let latency = self.latency(streams, owner, to);
         let s = self.socks.get_mut(&from).expect("checked by the caller");
         let earliest = s.pipe.back().map(|f| f.at).unwrap_or(VTime::ZERO);
-        let at = (now + latency).max(earliest);
+        let at = (now + latency).max(earliest).max(s.floor);
         if let Segment::Data(d) = &seg {
             s.pipe_bytes += d.len();
         }
@@ -415,6 +453,9 @@ impl Net {
     /// Reads up to `max` bytes. Ok(empty) is end of stream.
     pub fn recv(&mut self, id: SockId, max: usize, peek: bool, fx: &mut Effects) -> Result<Vec<u8>, Errno> {
         let s = self.sock_mut(id)?;
+        if max == 0 && matches!(s.state, State::Connected { .. }) {
+            return Ok(Vec::new());
+        }
         let (out, peer) = match &mut s.state {
             State::Connected { rx_closed: true, .. } => return Ok(Vec::new()),
             State::Connected { rx, rx_eof, peer, .. } => {
@@ -531,8 +572,8 @@ impl Net {
     /// SO_ERROR: the error of a finished connect, reported once.
     pub fn take_so_error(&mut self, id: SockId) -> Result<Errno, Errno> {
         let s = self.sock_mut(id)?;
+        // The error stays: later reads and writes report it too.
         if let State::Error(e) = s.state {
-            s.state = State::Fresh;
             return Ok(e);
         }
         // Still connecting: 0, as on Linux (callers then ask for the peer).
@@ -557,10 +598,12 @@ impl Net {
     }
 
     /// Applies a network event; returns what it causes.
-    pub fn on_event(&mut self, ev: NetEvent, now: VTime, streams: &mut Streams, alive: &dyn Fn(usize) -> bool, fx: &mut Effects) {
+    /// `host_up(node)`: false while the node is crashed (power off: nothing
+    /// answers); a node whose process exited still answers, with a refusal.
+    pub fn on_event(&mut self, ev: NetEvent, now: VTime, streams: &mut Streams, host_up: &dyn Fn(usize) -> bool, fx: &mut Effects) {
         match ev {
             NetEvent::Deliver { from } => self.deliver(from, now, streams, fx),
-            NetEvent::Syn { client, attempt } => self.on_syn(client, attempt, now, streams, alive, fx),
+            NetEvent::Syn { client, attempt } => self.on_syn(client, attempt, now, streams, host_up, fx),
             NetEvent::SynAck { client, server } => self.on_syn_ack(client, server, now, streams, fx),
             NetEvent::ConnectTimeout { client } => {
                 if let Some(s) = self.socks.get_mut(&client) {
@@ -575,7 +618,7 @@ impl Net {
         }
     }
 
-    fn on_syn(&mut self, client: SockId, attempt: u32, now: VTime, streams: &mut Streams, alive: &dyn Fn(usize) -> bool, fx: &mut Effects) {
+    fn on_syn(&mut self, client: SockId, attempt: u32, now: VTime, streams: &mut Streams, host_up: &dyn Fn(usize) -> bool, fx: &mut Effects) {
         let Some(c) = self.socks.get(&client) else { return };
         let State::Connecting { remote, attempt: current } = c.state else { return };
         if current != attempt {
@@ -583,10 +626,12 @@ impl Net {
         }
         let from = c.owner;
         let Some(to) = self.host_of(from, remote.ip) else { return };
-        if self.link_cut(from, to) || !alive(to) {
-            // Lost: retry later (the connect timeout ends the retries).
+        // A handshake needs both directions: across a cut (either way) or to
+        // a host without power the SYN is lost, and retried after 200ms,
+        // 400ms, ... until the connect timeout ends it.
+        if self.link_cut(from, to) || self.link_cut(to, from) || !host_up(to) {
             let next = attempt + 1;
-            let back = SYN_RETRY_FIRST_NS.saturating_mul(1 << next.min(20));
+            let back = SYN_RETRY_FIRST_NS.saturating_mul(1 << attempt.min(20));
             if let Some(State::Connecting { attempt, .. }) = self.socks.get_mut(&client).map(|s| &mut s.state) {
                 *attempt = next;
             }
@@ -597,7 +642,7 @@ impl Net {
         let listener = self.listeners.get(&(to, remote.port)).copied().filter(|l| {
             let s = &self.socks[l];
             let ip = s.local.map(|a| a.ip).unwrap_or(ANY_IP);
-            ip == ANY_IP || ip == remote.ip || (remote.ip == LOOPBACK_IP && from == to) || (ip == LOOPBACK_IP && from == to)
+            ip == ANY_IP || ip == remote.ip
         });
         let server = match listener {
             Some(l) => {
@@ -608,18 +653,8 @@ impl Net {
                     let id = self.next_id;
                     self.next_id += 1;
                     let local = Addr { ip: if remote.ip == LOOPBACK_IP { LOOPBACK_IP } else { node_ip(to) }, port: remote.port };
-                    let sock = Sock {
-                        owner: to,
-                        state: State::Connected { peer: client, rx: VecDeque::new(), rx_eof: false, tx_closed: false, rx_closed: false },
-                        local: Some(local),
-                        remote: c.local,
-                        pipe: VecDeque::new(),
-                        pipe_bytes: 0,
-                        stalled: false,
-                        so_error: 0,
-                        drain_peer: None,
-                    };
-                    self.socks.insert(id, sock);
+                    let state = State::Connected { peer: client, rx: VecDeque::new(), rx_eof: false, tx_closed: false, rx_closed: false };
+                    self.socks.insert(id, Sock::new(to, state, Some(local), c.local));
                     if let State::Listening { queue, .. } = &mut self.socks.get_mut(&l).expect("listener").state {
                         queue.push_back(id);
                     }
@@ -630,19 +665,24 @@ impl Net {
             None => None,
         };
         let lat = self.latency(streams, to, from);
-        fx.events.push((now + lat, NetEvent::SynAck { client, server }));
+        let answer_at = now + lat;
+        if let Some(s) = server.and_then(|id| self.socks.get_mut(&id)) {
+            s.floor = answer_at;
+        }
+        fx.events.push((answer_at, NetEvent::SynAck { client, server }));
     }
 
     fn on_syn_ack(&mut self, client: SockId, server: Option<SockId>, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+        let _ = (now, streams);
         let Some(c) = self.socks.get_mut(&client) else {
             if let Some(s) = server {
-                self.abort(s, now, streams, fx);
+                self.orphaned(s, fx);
             }
             return;
         };
         if !matches!(c.state, State::Connecting { .. }) {
             if let Some(s) = server {
-                self.abort(s, now, streams, fx);
+                self.orphaned(s, fx);
             }
             return;
         }
@@ -660,10 +700,28 @@ impl Net {
         }
     }
 
+    /// The client of an accepted (or queued) connection gave up before the
+    /// handshake finished: the server side reads ECONNRESET, as on Linux.
+    fn orphaned(&mut self, id: SockId, fx: &mut Effects) {
+        let Some(s) = self.socks.get_mut(&id) else { return };
+        if matches!(s.state, State::Closed) {
+            s.pipe.clear();
+            s.pipe_bytes = 0;
+            self.collect(id);
+        } else {
+            s.fail(errno::CONNRESET);
+            fx.wake.insert(s.owner);
+        }
+    }
+
     fn deliver(&mut self, from: SockId, now: VTime, streams: &mut Streams, fx: &mut Effects) {
-        let Some(s) = self.socks.get(&from) else { return };
+        let Some(s) = self.socks.get_mut(&from) else { return };
         let owner = s.owner;
         let Some(peer) = s.peer_link() else {
+            // Nobody to deliver to any more (the socket failed): drop it.
+            s.pipe.clear();
+            s.pipe_bytes = 0;
+            self.collect(from);
             return;
         };
         let to = self.socks.get(&peer).map(|p| p.owner);
@@ -687,33 +745,39 @@ impl Net {
             }
             self.arrive(peer, from, seg, now, streams, fx);
         }
-        // The sender may have room again.
-        fx.wake.insert(owner);
+        // Moving bytes from the pipe to the peer leaves the window as it
+        // was: the sender is woken when the peer reads (or drops) them.
         self.collect(from);
     }
 
     /// A segment from `from` reaches socket `to`.
     fn arrive(&mut self, to: SockId, from: SockId, seg: Segment, now: VTime, streams: &mut Streams, fx: &mut Effects) {
-        let target = self.socks.get_mut(&to);
+        let _ = (now, streams);
+        let target = self.socks.get_mut(&to).filter(|t| matches!(t.state, State::Connected { peer, .. } if peer == from));
         let Some(t) = target else {
-            // Nobody home: data answers with a reset.
+            // Nobody home (closed, failed, gone): data answers with a reset.
             if matches!(seg, Segment::Data(_)) {
                 self.reset_sender(from, fx);
             }
             return;
         };
         fx.wake.insert(t.owner);
+        let sender = t.owner;
         match (&mut t.state, seg) {
-            (State::Connected { rx_closed: true, .. }, Segment::Data(_)) => {}
+            (State::Connected { rx_closed: true, .. }, Segment::Data(_)) => {
+                // Discarded: the window has room again.
+                if let Some(f) = self.socks.get(&from) {
+                    fx.wake.insert(f.owner);
+                }
+                let _ = sender;
+            }
             (State::Connected { rx, .. }, Segment::Data(d)) => rx.extend(d),
             (State::Connected { rx_eof, .. }, Segment::Fin) => *rx_eof = true,
             (State::Connected { .. }, Segment::Rst) => {
-                t.state = State::Error(errno::CONNRESET);
+                t.fail(errno::CONNRESET);
                 let owner = t.owner;
                 fx.notes.push((owner, format!("connection from {} reset", fmt_addr(t.remote))));
-                let _ = (now, streams);
             }
-            (State::Closed, Segment::Data(_)) => self.reset_sender(from, fx),
             _ => {}
         }
     }
@@ -721,7 +785,7 @@ impl Net {
     fn reset_sender(&mut self, from: SockId, fx: &mut Effects) {
         if let Some(s) = self.socks.get_mut(&from) {
             if matches!(s.state, State::Connected { .. }) {
-                s.state = State::Error(errno::CONNRESET);
+                s.fail(errno::CONNRESET);
                 fx.wake.insert(s.owner);
             }
         }
@@ -940,6 +1004,52 @@ mod tests {
         h.run_until(h.now + 10_000_000);
         assert_eq!(recv_all(&mut h, c), b"last words");
         assert_eq!(h.with(|n, _, _, fx| n.recv(c, 10, false, fx)), Ok(Vec::new()), "end of stream");
+    }
+
+    #[test]
+    fn a_greeting_sent_on_accept_never_overtakes_the_handshake() {
+        // Whatever the latency draws, the client is connected before the
+        // server's first bytes arrive: none are lost.
+        for seed in 0..50 {
+            let mut h = Harness::new(2);
+            h.streams = Streams::new(seed);
+            let l = h.net.open(0, 1, SOCK_STREAM).unwrap();
+            h.net.bind(l, Addr { ip: ANY_IP, port: 80 }).unwrap();
+            h.net.listen(l, 16).unwrap();
+            let c = h.net.open(1, 1, SOCK_STREAM).unwrap();
+            h.with(|n, now, s, fx| n.connect(c, Addr { ip: node_ip(0), port: 80 }, now, s, fx)).unwrap();
+            // Step until the server side exists, then greet at once.
+            let mut a = None;
+            for _ in 0..100 {
+                h.run_until(h.now + 10_000);
+                if let Ok(id) = h.net.accept(l) {
+                    a = Some(id);
+                    break;
+                }
+            }
+            let a = a.expect("the SYN arrived");
+            h.with(|n, now, s, fx| n.send(a, b"hello", now, s, fx)).unwrap();
+            h.with(|n, now, s, fx| n.close(a, now, s, fx));
+            h.run_until(h.now + 10_000_000);
+            assert_eq!(recv_all(&mut h, c), b"hello", "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn a_restarted_server_listens_on_its_port_while_old_connections_drain() {
+        let mut h = Harness::new(2);
+        let (_, c, a) = h.connected();
+        // Node 0 crashes with data in flight behind a cut: its sockets linger.
+        h.net.partition(vec![(0, 1)]);
+        h.with(|n, now, s, fx| n.send(a, b"stuck", now, s, fx)).unwrap();
+        h.run_until(h.now + 5_000_000);
+        h.alive[0] = false;
+        h.with(|n, now, s, fx| n.node_down(0, true, now, s, fx));
+        h.alive[0] = true;
+        let l = h.net.open(0, 1, SOCK_STREAM).unwrap();
+        assert_eq!(h.net.bind(l, Addr { ip: ANY_IP, port: 80 }), Ok(()));
+        h.net.listen(l, 16).unwrap();
+        assert!(!h.net.readiness(c).read, "the reset waits behind the cut");
     }
 
     #[test]

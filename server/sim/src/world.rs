@@ -374,9 +374,9 @@ impl World {
 
     pub fn net_event(&mut self, ev: crate::net::NetEvent) {
         let mut fx = crate::net::Effects::default();
-        let statuses: Vec<bool> = self.nodes.iter().map(|n| n.alive()).collect();
-        let alive = |i: usize| statuses[i];
-        self.net.on_event(ev, self.now, &mut self.streams, &alive, &mut fx);
+        let powered: Vec<bool> = self.nodes.iter().map(|n| n.status != Status::Crashed).collect();
+        let host_up = |i: usize| powered[i];
+        self.net.on_event(ev, self.now, &mut self.streams, &host_up, &mut fx);
         if let crate::net::NetEvent::Heal { .. } = ev {
             self.record(None, EventKind::Net { text: "partition healed".into() });
         }
@@ -510,6 +510,7 @@ impl World {
         let (lost, kept) = self.disks[node_idx].crash(torn, || streams.below(Stream::Disk, 2) == 0);
         let n = &mut self.nodes[node_idx];
         n.status = Status::Crashed;
+        n.wants_net = false;
         n.generation += 1;
         n.paused_until = None;
         n.stderr_tail.clear();

@@ -16,6 +16,13 @@ fn ok(r: Result<(), Errno>) -> Errno {
 
 pub fn fd_write(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> Errno {
     ok((|| {
+        if let Ok(Fd::Socket(s)) = cx.node.fds.get(fd) {
+            let id = s.id;
+            mem::range(cx.mem.len(), nwritten, 4)?;
+            let data = super::sock::socket_payload(cx, id, iovs, iovs_len)?;
+            let n = super::sock::send_now(cx, id, &data)?;
+            return mem::write_u32(cx.mem, nwritten, n as u32);
+        }
         let data = mem::gather(cx.mem, iovs, iovs_len)?;
         let n = write_bytes(cx, fd, &data, None)?;
         mem::write_u32(cx.mem, nwritten, n as u32)
@@ -49,10 +56,7 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             Ok(data.len())
         }
         Fd::Stdin | Fd::Dir(_) | Fd::Synthetic { .. } => Err(errno::BADF),
-        Fd::Socket(s) => {
-            let id = s.id;
-            super::sock::send_now(cx, id, data)
-        }
+        Fd::Socket(_) => unreachable!("fd_write sends on a socket before it gets here; fd_pwrite refuses one"),
         Fd::File(f) => {
             if !f.writable {
                 return Err(errno::BADF);
@@ -87,6 +91,7 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
 
 pub fn fd_read(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nread: u32) -> Errno {
     ok((|| {
+        mem::range(cx.mem.len(), nread, 4)?;
         let n = read_into(cx, fd, iovs, iovs_len, None)?;
         mem::write_u32(cx.mem, nread, n as u32)
     })())
@@ -110,6 +115,7 @@ fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>
         Fd::Dir(_) => Err(errno::ISDIR),
         Fd::Socket(s) => {
             let id = s.id;
+            mem::check_iovecs(cx.mem, iovs, iovs_len)?;
             let max = mem::capacity(cx.mem, iovs, iovs_len)?;
             let data = super::sock::recv_now(cx, id, max, false)?;
             mem::scatter(cx.mem, iovs, iovs_len, &data)
@@ -178,7 +184,16 @@ pub fn fd_close(cx: &mut Cx<'_>, fd: u32) -> Errno {
 }
 
 pub fn fd_renumber(cx: &mut Cx<'_>, from: u32, to: u32) -> Errno {
-    ok(cx.node.fds.renumber(from, to))
+    // A socket renumbered over is closed, as dup2 would.
+    let replaced = match cx.node.fds.get(to) {
+        Ok(Fd::Socket(s)) if from != to => Some(s.id),
+        _ => None,
+    };
+    let r = cx.node.fds.renumber(from, to);
+    if let (Ok(()), Some(id)) = (&r, replaced) {
+        super::sock::close(cx, id);
+    }
+    ok(r)
 }
 
 fn filetype(entry: &Fd) -> u8 {

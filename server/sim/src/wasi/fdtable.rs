@@ -99,6 +99,11 @@ impl FdTable {
         }
     }
 
+    /// No descriptor left: an insert would fail with EMFILE.
+    pub fn full(&self) -> bool {
+        self.fds.len() >= FDS_MAX as usize
+    }
+
     pub fn insert(&mut self, entry: Fd) -> Result<u32, Errno> {
         let mut fd = PREOPEN_FD;
         while self.fds.contains_key(&fd) {

@@ -76,6 +76,29 @@ pub fn gather(mem: &[u8], ptr: u32, count: u32) -> Result<Vec<u8>, Errno> {
     Ok(out)
 }
 
+/// The first `max` bytes an iovec array holds (a send that can take only
+/// part of a large write copies only that part).
+pub fn gather_upto(mem: &[u8], ptr: u32, count: u32, max: usize) -> Result<Vec<u8>, Errno> {
+    let mut out = Vec::new();
+    for (p, l) in iovecs(mem, ptr, count)? {
+        let n = (l as usize).min(max - out.len());
+        out.extend_from_slice(bytes(mem, p, n as u32)?);
+        if out.len() == max {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Checks that every buffer of an iovec array lies in memory, before a
+/// read takes data it could not then place.
+pub fn check_iovecs(mem: &[u8], ptr: u32, count: u32) -> Result<(), Errno> {
+    for (p, l) in iovecs(mem, ptr, count)? {
+        range(mem.len(), p, l)?;
+    }
+    Ok(())
+}
+
 /// Scatters `data` over an iovec array (for reads); returns bytes placed.
 pub fn scatter(mem: &mut [u8], ptr: u32, count: u32, data: &[u8]) -> Result<usize, Errno> {
     let mut placed = 0;

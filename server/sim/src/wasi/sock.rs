@@ -30,6 +30,21 @@ fn with_net<R>(cx: &mut Cx<'_>, op: impl FnOnce(&mut crate::net::Net, crate::vti
     r
 }
 
+/// What a send on `id` takes from the guest's iovecs: no more than the
+/// window has room for, so a blocked large write is not copied again on
+/// every wake-up. An empty iovec array is a zero-length write, which succeeds.
+pub fn socket_payload(cx: &Cx<'_>, id: SockId, iovs: u32, iovs_len: u32) -> Result<Vec<u8>, Errno> {
+    mem::check_iovecs(cx.mem, iovs, iovs_len)?;
+    let total = mem::capacity(cx.mem, iovs, iovs_len)?;
+    if total == 0 {
+        return Ok(Vec::new());
+    }
+    match cx.world.net.send_room(id)? {
+        0 => Err(errno::AGAIN),
+        room => mem::gather_upto(cx.mem, iovs, iovs_len, room.min(total)),
+    }
+}
+
 pub fn send_now(cx: &mut Cx<'_>, id: SockId, data: &[u8]) -> Result<usize, Errno> {
     with_net(cx, |net, now, streams, fx| net.send(id, data, now, streams, fx))
 }
@@ -139,6 +154,10 @@ fn accept_now(cx: &mut Cx<'_>, fd: u32, flags: u16, out: u32) -> Errno {
     ok((|| {
         let s = socket(cx, fd)?;
         mem::range(cx.mem.len(), out, 4)?;
+        // Checked first: a connection taken off the queue must get a descriptor.
+        if cx.node.fds.full() {
+            return Err(errno::MFILE);
+        }
         let id = cx.world.net.accept(s.id)?;
         let new_fd = cx.node.fds.insert(Fd::Socket(SocketFd { id, flags: flags & FDFLAGS_NONBLOCK }))?;
         mem::write_u32(cx.mem, out, new_fd)
@@ -165,6 +184,8 @@ fn connect_wait(cx: &mut Cx<'_>, fd: u32) -> Errno {
 fn recv_now_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, flags: u16, nread: u32, oflags: u32) -> Errno {
     ok((|| {
         let s = socket(cx, fd)?;
+        mem::check_iovecs(cx.mem, iovs, iovs_len)?;
+        mem::range(cx.mem.len(), nread, 4)?;
         let max = mem::capacity(cx.mem, iovs, iovs_len)?;
         let data = recv_now(cx, s.id, max, flags & 1 != 0)?;
         let n = mem::scatter(cx.mem, iovs, iovs_len, &data)?;
@@ -179,7 +200,8 @@ fn recv_now_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, flags: u16,
 fn send_now_from(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> Errno {
     ok((|| {
         let s = socket(cx, fd)?;
-        let data = mem::gather(cx.mem, iovs, iovs_len)?;
+        mem::range(cx.mem.len(), nwritten, 4)?;
+        let data = socket_payload(cx, s.id, iovs, iovs_len)?;
         let n = send_now(cx, s.id, &data)?;
         mem::write_u32(cx.mem, nwritten, n as u32)
     })())
