@@ -485,6 +485,14 @@ impl Parser {
         Ok(Span { min_ns: a.nanos(), max_ns: b.nanos() })
     }
 
+    /// The required `duration` span of a fault family at `path`.
+    fn duration_span(&self, m: &Map<String, Value>, path: &str, hint: &str) -> Parsed<Span> {
+        match m.get("duration") {
+            Some(v) => self.span(v, &format!("{path}.duration")),
+            None => Err(self.err(path, format!("missing field \"duration\" ({hint})"))),
+        }
+    }
+
     fn number(&self, v: &Value, path: &str, min: f64, max: f64) -> Parsed<f64> {
         match v.as_f64() {
             Some(x) if x >= min && x <= max => Ok(x),
@@ -562,19 +570,13 @@ impl Parser {
         if let Some(x) = m.get("pause") {
             let p = "$.faults.pause";
             let c = self.object(x, p, PAUSE_FIELDS)?;
-            let duration = match c.get("duration") {
-                Some(v) => self.span(v, &format!("{p}.duration"))?,
-                None => return Err(self.err(p, "missing field \"duration\"")),
-            };
+            let duration = self.duration_span(c, p, "like \"10ms-200ms\"")?;
             f.pause = Some(TimedFaults { rate: self.rate(c, p)?, duration, nodes: self.targets(c, p, nodes)? });
         }
         if let Some(x) = m.get("clock_skew") {
             let p = "$.faults.clock_skew";
             let c = self.object(x, p, SKEW_FIELDS)?;
-            let duration = match c.get("duration") {
-                Some(v) => self.span(v, &format!("{p}.duration"))?,
-                None => return Err(self.err(p, "missing field \"duration\"")),
-            };
+            let duration = self.duration_span(c, p, "like \"10ms-200ms\"")?;
             let max_ppm = c.get("max_ppm").map(|v| self.uint(v, &format!("{p}.max_ppm"), 1, 900_000)).transpose()?.unwrap_or(100_000);
             f.clock_skew = Some(SkewFaults { rate: self.rate(c, p)?, duration, max_ppm, nodes: self.targets(c, p, nodes)? });
         }
@@ -590,10 +592,7 @@ impl Parser {
         if let Some(x) = m.get("partition") {
             let p = "$.faults.partition";
             let c = self.object(x, p, PARTITION_FIELDS)?;
-            let duration = match c.get("duration") {
-                Some(v) => self.span(v, &format!("{p}.duration"))?,
-                None => return Err(self.err(p, "missing field \"duration\" (how long a partition lasts, like \"100ms-2s\")")),
-            };
+            let duration = self.duration_span(c, p, "how long a partition lasts, like \"100ms-2s\"")?;
             let one_way = c.get("one_way").map(|v| self.number(v, &format!("{p}.one_way"), 0.0, 1.0)).transpose()?.unwrap_or(0.0);
             f.partition = Some(PartitionFaults { rate: self.rate(c, p)?, duration, one_way, nodes: self.targets(c, p, nodes)? });
         }
@@ -818,6 +817,18 @@ mod tests {
             "$.nodes[0].replicas: expected an integer from 1 to 64, found 0"
         );
         assert_eq!(err(r#"{"duraton": "2s"}"#), "$.duraton: unknown field \"duraton\" (did you mean \"duration\"?)");
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "net": {"distribution": "pareto"}}"#),
+            "$.net.distribution: expected \"uniform\" or \"long_tail\", found \"pareto\""
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "faults": {"partition": {"rate": 1}}}"#),
+            "$.faults.partition: missing field \"duration\" (how long a partition lasts, like \"100ms-2s\")"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "go": {"dir": ".", "net": "yes"}}]}"#),
+            "$.nodes[0].go.net: expected true or false, found a string"
+        );
         assert_eq!(
             err(r#"{"duration": "soon", "nodes": []}"#),
             "$.duration: expected a positive duration like \"10s\" or \"250ms\", found \"soon\""

@@ -919,13 +919,25 @@ mod tests {
             r
         }
 
+        /// A listener of `node` on `ip:port`.
+        fn listener(&mut self, node: usize, ip: [u8; 4], port: u16) -> SockId {
+            let l = self.net.open(node, 1, SOCK_STREAM).unwrap();
+            self.net.bind(l, Addr { ip, port }).unwrap();
+            self.net.listen(l, 16).unwrap();
+            l
+        }
+
+        /// A socket of `node` connecting to `ip:port`.
+        fn connecting(&mut self, node: usize, ip: [u8; 4], port: u16) -> SockId {
+            let c = self.net.open(node, 1, SOCK_STREAM).unwrap();
+            self.with(|n, now, s, fx| n.connect(c, Addr { ip, port }, now, s, fx)).unwrap();
+            c
+        }
+
         /// A listener on host 0 port 80 and a connection to it from host 1.
         fn connected(&mut self) -> (SockId, SockId, SockId) {
-            let l = self.net.open(0, 1, SOCK_STREAM).unwrap();
-            self.net.bind(l, Addr { ip: ANY_IP, port: 80 }).unwrap();
-            self.net.listen(l, 16).unwrap();
-            let c = self.net.open(1, 1, SOCK_STREAM).unwrap();
-            self.with(|n, now, s, fx| n.connect(c, Addr { ip: node_ip(0), port: 80 }, now, s, fx)).unwrap();
+            let l = self.listener(0, ANY_IP, 80);
+            let c = self.connecting(1, node_ip(0), 80);
             self.run_until(self.now + 10_000_000);
             assert_eq!(self.net.connect_result(c), Ok(()));
             let a = self.net.accept(l).unwrap();
@@ -955,8 +967,7 @@ mod tests {
     #[test]
     fn nobody_listening_is_refused_and_a_full_window_says_eagain() {
         let mut h = Harness::new(2);
-        let c = h.net.open(1, 1, SOCK_STREAM).unwrap();
-        h.with(|n, now, s, fx| n.connect(c, Addr { ip: node_ip(0), port: 81 }, now, s, fx)).unwrap();
+        let c = h.connecting(1, node_ip(0), 81);
         assert_eq!(h.net.connect_result(c), Err(errno::AGAIN));
         h.run_until(VTime(10_000_000));
         assert_eq!(h.net.connect_result(c), Err(errno::CONNREFUSED));
@@ -1013,11 +1024,8 @@ mod tests {
         for seed in 0..50 {
             let mut h = Harness::new(2);
             h.streams = Streams::new(seed);
-            let l = h.net.open(0, 1, SOCK_STREAM).unwrap();
-            h.net.bind(l, Addr { ip: ANY_IP, port: 80 }).unwrap();
-            h.net.listen(l, 16).unwrap();
-            let c = h.net.open(1, 1, SOCK_STREAM).unwrap();
-            h.with(|n, now, s, fx| n.connect(c, Addr { ip: node_ip(0), port: 80 }, now, s, fx)).unwrap();
+            let l = h.listener(0, ANY_IP, 80);
+            let c = h.connecting(1, node_ip(0), 80);
             // Step until the server side exists, then greet at once.
             let mut a = None;
             for _ in 0..100 {
@@ -1055,12 +1063,9 @@ mod tests {
     #[test]
     fn loopback_reaches_the_node_itself_and_no_partition_cuts_it() {
         let mut h = Harness::new(2);
-        let l = h.net.open(0, 1, SOCK_STREAM).unwrap();
-        h.net.bind(l, Addr { ip: LOOPBACK_IP, port: 9 }).unwrap();
-        h.net.listen(l, 4).unwrap();
+        let l = h.listener(0, LOOPBACK_IP, 9);
         let cut = h.net.partition(vec![(0, 1), (1, 0)]);
-        let c = h.net.open(0, 1, SOCK_STREAM).unwrap();
-        h.with(|n, now, s, fx| n.connect(c, Addr { ip: LOOPBACK_IP, port: 9 }, now, s, fx)).unwrap();
+        let c = h.connecting(0, LOOPBACK_IP, 9);
         h.run_until(VTime(LOOPBACK_NS * 2));
         assert_eq!(h.net.connect_result(c), Ok(()));
         let a = h.net.accept(l).unwrap();
@@ -1070,8 +1075,7 @@ mod tests {
         // Once the cut heals, another host still cannot reach a listener
         // bound to loopback.
         h.with(|n, now, s, fx| n.on_event(NetEvent::Heal { id: cut }, now, s, &|_| true, fx));
-        let other = h.net.open(1, 1, SOCK_STREAM).unwrap();
-        h.with(|n, now, s, fx| n.connect(other, Addr { ip: node_ip(0), port: 9 }, now, s, fx)).unwrap();
+        let other = h.connecting(1, node_ip(0), 9);
         h.run_until(h.now + 10_000_000);
         assert_eq!(h.net.connect_result(other), Err(errno::CONNREFUSED));
     }
@@ -1079,12 +1083,9 @@ mod tests {
     #[test]
     fn a_connect_across_a_cut_times_out_unless_it_heals_in_time() {
         let mut h = Harness::new(2);
-        let l = h.net.open(0, 1, SOCK_STREAM).unwrap();
-        h.net.bind(l, Addr { ip: ANY_IP, port: 80 }).unwrap();
-        h.net.listen(l, 16).unwrap();
+        let l = h.listener(0, ANY_IP, 80);
         h.net.partition(vec![(1, 0)]);
-        let c = h.net.open(1, 1, SOCK_STREAM).unwrap();
-        h.with(|n, now, s, fx| n.connect(c, Addr { ip: node_ip(0), port: 80 }, now, s, fx)).unwrap();
+        let c = h.connecting(1, node_ip(0), 80);
         h.run_until(VTime(2_000_000_000));
         assert_eq!(h.net.connect_result(c), Err(errno::AGAIN), "SYNs are retried until the timeout");
         h.run_until(VTime(3_100_000_000));
