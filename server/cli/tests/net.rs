@@ -136,6 +136,17 @@ fn one_way_partitions_stop_one_direction() {
 }
 
 #[test]
+fn a_receive_timeout_ends_a_blocking_read() {
+    let nodes = [echo_server_rust(), rust_net("client", r#""read-timeout", "--to", "server:7000", "--ms", "250""#, true)];
+    let cfg = cluster("net-rcvtimeo", "10s", &nodes);
+    let out = replay(&cfg, None);
+    passes(&out);
+    assert!(out.stdout.contains("read timeout ok: WouldBlock"), "{}", out.stdout);
+    let waited = time_of(&out, "read timeout ok") - time_of(&out, "connected; reading");
+    assert!((250.0..251.0).contains(&waited), "waited {waited}ms");
+}
+
+#[test]
 fn a_connect_across_a_partition_times_out() {
     let nodes = [echo_server_rust(), go_net("client", r#""-mode", "dial-timeout", "-to", "server:7000", "-timeout", "1s""#, true)];
     let cfg = cluster("net-timeout", "10s", &nodes);

@@ -41,3 +41,4 @@ pub const PROTONOSUPPORT: Errno = 66;
 pub const PROTOTYPE: Errno = 67;
 pub const TIMEDOUT: Errno = 73;
 pub const INTR: Errno = 27;
+pub const DOM: Errno = 18;

@@ -32,9 +32,17 @@ pub struct SocketFd {
     pub id: crate::net::SockId,
     /// fdflags: NONBLOCK decides whether a call waits or says EAGAIN.
     pub flags: u16,
+    /// SO_RCVTIMEO and SO_SNDTIMEO: how long a blocking receive (accept) or
+    /// send waits before it says EAGAIN; `None` waits for ever.
+    pub recv_timeout_ns: Option<u64>,
+    pub send_timeout_ns: Option<u64>,
 }
 
 impl SocketFd {
+    pub fn new(id: crate::net::SockId, flags: u16) -> SocketFd {
+        SocketFd { id, flags, recv_timeout_ns: None, send_timeout_ns: None }
+    }
+
     pub fn blocking(&self) -> bool {
         self.flags & super::layout::FDFLAGS_NONBLOCK == 0
     }

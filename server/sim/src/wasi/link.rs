@@ -102,7 +102,7 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     wasi_fn!(l, n, "sock_listen", |cx, f: i32, b: i32| sock::sock_listen(cx, f as u32, b));
     wasi_fn!(l, n, "sock_shutdown", |cx, f: i32, how: i32| sock::sock_shutdown(cx, f as u32, how));
     wasi_fn!(l, n, "sock_getsockopt", |cx, f: i32, lv: i32, nm: i32, v: i32, _len: i32| sock::sock_getsockopt(cx, f as u32, lv as u32, nm as u32, v as u32));
-    wasi_fn!(l, n, "sock_setsockopt", |cx, f: i32, _lv: i32, _nm: i32, _v: i32, _len: i32| sock::sock_setsockopt(cx, f as u32));
+    wasi_fn!(l, n, "sock_setsockopt", |cx, f: i32, lv: i32, nm: i32, v: i32, len: i32| sock::sock_setsockopt(cx, f as u32, lv as u32, nm as u32, v as u32, len as u32));
     wasi_fn!(l, n, "sock_getaddrinfo", |cx, nd: i32, nl: i32, sv: i32, sl: i32, h: i32, r: i32, m: i32, rl: i32| {
         sock::sock_getaddrinfo(cx, nd as u32, nl as u32, sv as u32, sl as u32, h as u32, r as u32, m as u32, rl as u32)
     });

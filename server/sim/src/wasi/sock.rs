@@ -13,6 +13,7 @@ use super::layout::FDFLAGS_NONBLOCK;
 use super::{host, link::crashed, mem, Cx};
 use crate::net::{Addr, Effects, SockId, AF_INET};
 use crate::node::NodeCtx;
+use crate::vtime::VTime;
 use wasmtime::Caller;
 
 fn ok(r: Result<(), Errno>) -> Errno {
@@ -125,7 +126,7 @@ pub fn sock_open(cx: &mut Cx<'_>, af: i32, socktype: i32, out: u32) -> Errno {
                 return Err(e);
             }
         };
-        match cx.node.fds.insert(Fd::Socket(SocketFd { id, flags: 0 })) {
+        match cx.node.fds.insert(Fd::Socket(SocketFd::new(id, 0))) {
             Ok(fd) => mem::write_u32(cx.mem, out, fd),
             Err(e) => {
                 close(cx, id);
@@ -159,7 +160,7 @@ fn accept_now(cx: &mut Cx<'_>, fd: u32, flags: u16, out: u32) -> Errno {
             return Err(errno::MFILE);
         }
         let id = cx.world.net.accept(s.id)?;
-        let new_fd = cx.node.fds.insert(Fd::Socket(SocketFd { id, flags: flags & FDFLAGS_NONBLOCK }))?;
+        let new_fd = cx.node.fds.insert(Fd::Socket(SocketFd::new(id, flags & FDFLAGS_NONBLOCK)))?;
         mem::write_u32(cx.mem, out, new_fd)
     })())
 }
@@ -221,13 +222,27 @@ const SOL_SOCKET: u32 = 0;
 const SO_REUSEADDR: u32 = 0;
 const SO_TYPE: u32 = 1;
 const SO_ERROR: u32 = 2;
+const SO_RCVTIMEO: u32 = 11;
+const SO_SNDTIMEO: u32 = 12;
+/// wasi-libc's `struct timeval`: seconds and microseconds, 64 bits each.
+const TIMEVAL_SIZE: u32 = 16;
 
-/// Options are accepted and mostly ignored (the simulated network has no
-/// buffers to size or Nagle to switch off); SO_ERROR reports a finished
-/// non-blocking connect, SO_TYPE says stream.
+/// SO_ERROR reports a finished non-blocking connect, SO_TYPE says stream,
+/// SO_RCVTIMEO/SO_SNDTIMEO give the timeouts back; other options read 0.
 pub fn sock_getsockopt(cx: &mut Cx<'_>, fd: u32, level: u32, name: u32, value: u32) -> Errno {
     ok((|| {
         let s = socket(cx, fd)?;
+        let timeout = match (level, name) {
+            (SOL_SOCKET, SO_RCVTIMEO) => Some(s.recv_timeout_ns),
+            (SOL_SOCKET, SO_SNDTIMEO) => Some(s.send_timeout_ns),
+            _ => None,
+        };
+        if let Some(t) = timeout {
+            let ns = t.unwrap_or(0);
+            mem::range(cx.mem.len(), value, TIMEVAL_SIZE)?;
+            mem::write_u64(cx.mem, value, ns / 1_000_000_000)?;
+            return mem::write_u64(cx.mem, value + 8, ns % 1_000_000_000 / 1_000);
+        }
         let v: u32 = match (level, name) {
             (SOL_SOCKET, SO_ERROR) => u32::from(cx.world.net.take_so_error(s.id)?),
             (SOL_SOCKET, SO_TYPE) => crate::net::SOCK_STREAM as u32,
@@ -238,8 +253,33 @@ pub fn sock_getsockopt(cx: &mut Cx<'_>, fd: u32, level: u32, name: u32, value: u
     })())
 }
 
-pub fn sock_setsockopt(cx: &mut Cx<'_>, fd: u32) -> Errno {
-    ok(socket(cx, fd).map(|_| ()))
+/// SO_RCVTIMEO and SO_SNDTIMEO bound blocking calls (a zero timeval
+/// clears them). Other options are accepted and change nothing: the
+/// simulated network has no buffers to size and no Nagle to switch off.
+pub fn sock_setsockopt(cx: &mut Cx<'_>, fd: u32, level: u32, name: u32, value: u32, len: u32) -> Errno {
+    ok((|| {
+        socket(cx, fd)?;
+        if level != SOL_SOCKET || (name != SO_RCVTIMEO && name != SO_SNDTIMEO) {
+            return Ok(());
+        }
+        if len < TIMEVAL_SIZE {
+            return Err(errno::INVAL);
+        }
+        let secs = mem::read_u64(cx.mem, value)?;
+        let micros = mem::read_u64(cx.mem, value + 8)?;
+        if secs > 1 << 40 || micros >= 1_000_000 {
+            return Err(errno::DOM);
+        }
+        let ns = secs * 1_000_000_000 + micros * 1_000;
+        let timeout = (ns > 0).then_some(ns);
+        let Fd::Socket(s) = cx.node.fds.get_mut(fd)? else { unreachable!("checked above") };
+        if name == SO_RCVTIMEO {
+            s.recv_timeout_ns = timeout;
+        } else {
+            s.send_timeout_ns = timeout;
+        }
+        Ok(())
+    })())
 }
 
 /// sock_getlocaladdr (`peer` false) and sock_getpeeraddr, in either form.
@@ -308,45 +348,61 @@ fn c_string(cx: &Cx<'_>, ptr: u32, len: u32) -> Result<String, Errno> {
     Ok(s.split('\0').next().unwrap_or("").to_string())
 }
 
-/// Whether a call that said EAGAIN on `fd` should wait instead.
-fn waits(cx: &mut Cx<'_>, fd: u32, e: Errno) -> bool {
-    let block = e == errno::AGAIN && cx.node.fds.socket(fd).is_ok_and(|s| s.blocking());
-    if block {
-        cx.world.nodes[cx.node.idx].wants_net = true;
+/// Which of a socket's timeouts bounds a blocking wait.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// recv, read, accept: SO_RCVTIMEO.
+    Receive,
+    /// send, write, connect: SO_SNDTIMEO.
+    Send,
+}
+
+/// Whether a call that said EAGAIN on `fd` should wait, and until when
+/// (`Some(None)`: no timeout). `started` is when the call first waited.
+fn waits(cx: &mut Cx<'_>, fd: u32, e: Errno, wait: Wait, started: &mut Option<VTime>) -> Option<Option<VTime>> {
+    let s = cx.node.fds.socket(fd).ok().filter(|s| e == errno::AGAIN && s.blocking())?;
+    let now = cx.world.now;
+    let since = *started.get_or_insert(now);
+    let timeout = if wait == Wait::Receive { s.recv_timeout_ns } else { s.send_timeout_ns };
+    let deadline = timeout.map(|t| since + t);
+    if deadline.is_some_and(|d| d <= now) {
+        return None; // timed out: the caller sees EAGAIN, as on Linux
     }
-    block
+    cx.world.nodes[cx.node.idx].wants_net = true;
+    Some(deadline)
 }
 
 /// Bound on wake-ups one blocking socket call waits through.
 pub const BLOCKING_WAITS_MAX: u32 = 10_000_000;
 
 /// Runs `op` until it stops saying EAGAIN, suspending the node between
-/// tries when `fd` is a blocking socket.
-pub async fn blocking(caller: &mut Caller<'_, NodeCtx>, fd: u32, mut op: impl FnMut(&mut Cx<'_>) -> Errno) -> wasmtime::Result<i32> {
+/// tries when `fd` is a blocking socket (up to its timeout, if set).
+pub async fn blocking(caller: &mut Caller<'_, NodeCtx>, fd: u32, wait: Wait, mut op: impl FnMut(&mut Cx<'_>) -> Errno) -> wasmtime::Result<i32> {
+    let mut started = None;
     for _ in 0..BLOCKING_WAITS_MAX {
-        let (e, wait) = host(caller, |cx| {
+        let (e, until) = host(caller, |cx| {
             let e = op(cx);
-            (e, waits(cx, fd, e))
+            (e, waits(cx, fd, e, wait, &mut started))
         });
         crashed(caller)?;
-        if !wait {
+        let Some(deadline) = until else {
             return Ok(i32::from(e));
-        }
-        super::poll::suspend(caller, None).await?;
+        };
+        super::poll::suspend(caller, deadline).await?;
     }
     Ok(i32::from(errno::AGAIN))
 }
 
 pub async fn sock_accept(caller: &mut Caller<'_, NodeCtx>, fd: u32, flags: u16, out: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, |cx| accept_now(cx, fd, flags, out)).await
+    blocking(caller, fd, Wait::Receive, |cx| accept_now(cx, fd, flags, out)).await
 }
 
 pub async fn sock_recv(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, flags: u16, nread: u32, oflags: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, |cx| recv_now_into(cx, fd, iovs, iovs_len, flags, nread, oflags)).await
+    blocking(caller, fd, Wait::Receive, |cx| recv_now_into(cx, fd, iovs, iovs_len, flags, nread, oflags)).await
 }
 
 pub async fn sock_send(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, |cx| send_now_from(cx, fd, iovs, iovs_len, nwritten)).await
+    blocking(caller, fd, Wait::Send, |cx| send_now_from(cx, fd, iovs, iovs_len, nwritten)).await
 }
 
 /// A blocking connect waits for the handshake; a non-blocking one says
@@ -361,14 +417,14 @@ pub async fn sock_connect(caller: &mut Caller<'_, NodeCtx>, fd: u32, addr: u32, 
     if !block {
         return Ok(i32::from(e));
     }
-    blocking(caller, fd, |cx| connect_wait(cx, fd)).await
+    blocking(caller, fd, Wait::Send, |cx| connect_wait(cx, fd)).await
 }
 
 /// fd_read and fd_write on a blocking socket wait like sock_recv/sock_send.
 pub async fn fd_read(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nread: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, |cx| super::fd::fd_read(cx, fd, iovs, iovs_len, nread)).await
+    blocking(caller, fd, Wait::Receive, |cx| super::fd::fd_read(cx, fd, iovs, iovs_len, nread)).await
 }
 
 pub async fn fd_write(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, |cx| super::fd::fd_write(cx, fd, iovs, iovs_len, nwritten)).await
+    blocking(caller, fd, Wait::Send, |cx| super::fd::fd_write(cx, fd, iovs, iovs_len, nwritten)).await
 }

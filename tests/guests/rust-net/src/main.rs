@@ -34,6 +34,7 @@ fn main() {
             number(&flags, "--bytes"),
         ),
         "refused" => refused(&required(&flags, "--to")),
+        "read-timeout" => read_timeout(&required(&flags, "--to"), number(&flags, "--ms")),
         other => usage(&format!("unknown mode {other}")),
     }
 }
@@ -213,6 +214,36 @@ fn refused(to: &str) -> ! {
                 .map(|a| a.to_string())
                 .unwrap_or_else(|e| format!("? ({e})"));
             println!("refused: expected ConnectionRefused, but connected to {peer}");
+            exit(1);
+        }
+    }
+}
+
+/// Connects, asks for nothing, and reads with SO_RCVTIMEO set: the read must
+/// give up with WouldBlock or TimedOut (as on Linux), not wait for ever.
+fn read_timeout(to: &str, ms: u64) -> ! {
+    let mut stream = connect_with_retry(to);
+    let timeout = std::time::Duration::from_millis(ms);
+    if let Err(e) = stream.as_mut().set_recv_timeout(Some(timeout)) {
+        println!("read-timeout: set_recv_timeout failed: {e}");
+        exit(1);
+    }
+    match stream.as_mut().get_recv_timeout() {
+        Ok(Some(t)) if t == timeout => {}
+        other => {
+            println!("read-timeout: get_recv_timeout gave {other:?}, expected {timeout:?}");
+            exit(1);
+        }
+    }
+    println!("connected; reading with a {ms}ms timeout");
+    let mut buf = [0u8; 16];
+    match stream.read(&mut buf) {
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            println!("read timeout ok: {:?}", e.kind());
+            exit(0);
+        }
+        other => {
+            println!("read-timeout: expected a timeout, got {other:?}");
             exit(1);
         }
     }
