@@ -94,12 +94,20 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     drop(scheduler);
     let mut w = Arc::try_unwrap(world).ok().expect("every node store is dropped after the run").into_inner().unwrap();
     let reason = match end {
-        EndReason::Duration => "duration reached",
-        EndReason::WorkloadDone => "every workload node exited 0",
-        EndReason::Idle => "nothing left to happen",
-        EndReason::Failure => "failure",
+        EndReason::Duration => "duration reached".to_string(),
+        EndReason::WorkloadDone => "every workload node exited 0".to_string(),
+        EndReason::Idle => {
+            // Every node waits and nothing is scheduled: say who was still
+            // waiting, since a workload stuck for good is often the story.
+            let stuck: Vec<&str> = w.nodes.iter().filter(|n| n.workload && n.status == crate::world::Status::Blocked).map(|n| n.name.as_str()).collect();
+            match stuck.as_slice() {
+                [] => "nothing left to happen".to_string(),
+                names => format!("nothing left to happen; waiting for good: {}", names.join(", ")),
+            }
+        }
+        EndReason::Failure => "failure".to_string(),
     };
-    w.record(None, EventKind::End { reason: reason.into() });
+    w.record(None, EventKind::End { reason });
     let stats = Stats {
         steps: w.step,
         virtual_ns: w.now.nanos(),
