@@ -81,7 +81,7 @@ fn connect_to_a_port_nobody_listens_on_is_refused() {
     let out = replay(&cfg, None);
     passes(&out);
     assert!(out.stdout.contains("refused ok: ConnectionRefused"), "{}", out.stdout);
-    assert!(out.stdout.contains("net: connect to 10.0.0.1:7001 refused"), "{}", out.stdout);
+    assert!(out.stdout.contains("client  net: connect to server:7001 refused"), "{}", out.stdout);
 }
 
 #[test]
@@ -170,6 +170,7 @@ fn a_crashed_peer_resets_its_connections_and_listens_again_after_restart() {
     passes(&out);
     assert!(out.stdout.contains("reset ok"), "{}", out.stdout);
     assert!(time_of(&out, "reset ok") > 50.0, "{}", out.stdout);
+    assert!(time_of(&out, "client  net: connection with server:7000 reset") > 50.0, "{}", out.stdout);
     assert!(time_of(&out, "reconnected ok") > 60.0, "{}", out.stdout);
     // The restarted server listens on the same port again.
     let again = out.stdout.lines().filter(|l| l.contains("echo server listening on :7000")).count();

@@ -606,13 +606,12 @@ impl Net {
             NetEvent::Syn { client, attempt } => self.on_syn(client, attempt, now, streams, host_up, fx),
             NetEvent::SynAck { client, server } => self.on_syn_ack(client, server, now, streams, fx),
             NetEvent::ConnectTimeout { client } => {
-                if let Some(s) = self.socks.get_mut(&client) {
-                    if matches!(s.state, State::Connecting { .. }) {
-                        s.state = State::Error(errno::TIMEDOUT);
-                        fx.wake.insert(s.owner);
-                        fx.notes.push((s.owner, format!("connect to {} timed out", fmt_addr(s.remote))));
-                    }
-                }
+                let Some(s) = self.socks.get(&client).filter(|s| matches!(s.state, State::Connecting { .. })) else { return };
+                let note = (s.owner, format!("connect to {} timed out", self.show(s.remote)));
+                let s = self.socks.get_mut(&client).expect("present");
+                s.state = State::Error(errno::TIMEDOUT);
+                fx.wake.insert(s.owner);
+                fx.notes.push(note);
             }
             NetEvent::Heal { id } => self.heal(id, now, streams, fx),
         }
@@ -687,15 +686,15 @@ impl Net {
             return;
         }
         fx.wake.insert(c.owner);
+        let (owner, remote) = (c.owner, c.remote);
         match server {
             Some(peer) => {
                 c.state = State::Connected { peer, rx: VecDeque::new(), rx_eof: false, tx_closed: false, rx_closed: false };
+                fx.notes.push((owner, format!("connected to {}", self.show(remote))));
             }
             None => {
                 c.state = State::Error(errno::CONNREFUSED);
-                let owner = c.owner;
-                let remote = c.remote;
-                fx.notes.push((owner, format!("connect to {} refused", fmt_addr(remote))));
+                fx.notes.push((owner, format!("connect to {} refused", self.show(remote))));
             }
         }
     }
@@ -775,8 +774,8 @@ impl Net {
             (State::Connected { rx_eof, .. }, Segment::Fin) => *rx_eof = true,
             (State::Connected { .. }, Segment::Rst) => {
                 t.fail(errno::CONNRESET);
-                let owner = t.owner;
-                fx.notes.push((owner, format!("connection from {} reset", fmt_addr(t.remote))));
+                let (owner, remote) = (t.owner, t.remote);
+                fx.notes.push((owner, format!("connection with {} reset", self.show(remote))));
             }
             _ => {}
         }
@@ -857,10 +856,18 @@ pub fn host_alias(name: &str) -> String {
     name.replace('#', "-")
 }
 
-fn fmt_addr(a: Option<Addr>) -> String {
-    match a {
-        Some(Addr { ip: [a, b, c, d], port }) => format!("{a}.{b}.{c}.{d}:{port}"),
-        None => "?".into(),
+impl Net {
+    /// An address as the trace shows it: the host's instance name (or
+    /// `localhost`) and the port, so a timeline reads `server:7000`.
+    fn show(&self, a: Option<Addr>) -> String {
+        let Some(Addr { ip, port }) = a else { return "?".into() };
+        if ip == LOOPBACK_IP {
+            return format!("localhost:{port}");
+        }
+        match (0..self.names.len()).find(|&i| node_ip(i) == ip) {
+            Some(i) => format!("{}:{port}", self.names[i]),
+            None => format!("{}.{}.{}.{}:{port}", ip[0], ip[1], ip[2], ip[3]),
+        }
     }
 }
 
