@@ -363,13 +363,10 @@ impl Net {
         s.remote = Some(remote);
         s.state = State::Connecting { remote, attempt: 0 };
         s.so_error = 0;
-        match self.host_of(owner, remote.ip) {
-            Some(to) => {
-                let at = now + self.latency(streams, owner, to);
-                fx.events.push((at, NetEvent::Syn { client: id, attempt: 0 }));
-            }
-            // No such host: nobody answers; the connect times out.
-            None => {}
+        // To no such host, nobody answers: the connect times out.
+        if let Some(to) = self.host_of(owner, remote.ip) {
+            let at = now + self.latency(streams, owner, to);
+            fx.events.push((at, NetEvent::Syn { client: id, attempt: 0 }));
         }
         fx.events.push((now + self.config.connect_timeout_ns, NetEvent::ConnectTimeout { client: id }));
         Ok(())
