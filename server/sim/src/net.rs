@@ -122,8 +122,6 @@ struct Sock {
     pipe_bytes: usize,
     /// The pipe's head reached a cut link; redelivered on heal.
     stalled: bool,
-    /// The error SO_ERROR reports once (a finished non-blocking connect).
-    so_error: Errno,
     /// After close: the peer the last segments in the pipe still go to.
     drain_peer: Option<SockId>,
     /// No segment of this socket arrives before this: an accepted socket's
@@ -133,7 +131,7 @@ struct Sock {
 
 impl Sock {
     fn new(owner: usize, state: State, local: Option<Addr>, remote: Option<Addr>) -> Sock {
-        Sock { owner, state, local, remote, pipe: VecDeque::new(), pipe_bytes: 0, stalled: false, so_error: 0, drain_peer: None, floor: VTime::ZERO }
+        Sock { owner, state, local, remote, pipe: VecDeque::new(), pipe_bytes: 0, stalled: false, drain_peer: None, floor: VTime::ZERO }
     }
 
     /// The connection is broken: report `e` from now on and drop what was
@@ -362,7 +360,6 @@ impl Net {
         let s = self.sock_mut(id)?;
         s.remote = Some(remote);
         s.state = State::Connecting { remote, attempt: 0 };
-        s.so_error = 0;
         // To no such host, nobody answers: the connect times out.
         if let Some(to) = self.host_of(owner, remote.ip) {
             let at = now + self.latency(streams, owner, to);
@@ -566,18 +563,14 @@ impl Net {
         }
     }
 
-    /// SO_ERROR: the error of a finished connect, reported once.
-    pub fn take_so_error(&mut self, id: SockId) -> Result<Errno, Errno> {
-        let s = self.sock_mut(id)?;
-        // The error stays: later reads and writes report it too.
-        if let State::Error(e) = s.state {
-            return Ok(e);
+    /// SO_ERROR: the socket's pending error (a failed connect, a reset),
+    /// else 0, also while a connect is in progress, as on Linux (callers
+    /// then ask for the peer). The error stays: reads and writes report it.
+    pub fn so_error(&self, id: SockId) -> Result<Errno, Errno> {
+        match self.sock(id)?.state {
+            State::Error(e) => Ok(e),
+            _ => Ok(errno::SUCCESS),
         }
-        // Still connecting: 0, as on Linux (callers then ask for the peer).
-        if matches!(s.state, State::Connecting { .. }) {
-            return Ok(errno::SUCCESS);
-        }
-        Ok(std::mem::take(&mut s.so_error))
     }
 
     pub fn local_addr(&self, id: SockId) -> Result<Addr, Errno> {

@@ -244,7 +244,7 @@ pub fn sock_getsockopt(cx: &mut Cx<'_>, fd: u32, level: u32, name: u32, value: u
             return mem::write_u64(cx.mem, value + 8, ns % 1_000_000_000 / 1_000);
         }
         let v: u32 = match (level, name) {
-            (SOL_SOCKET, SO_ERROR) => u32::from(cx.world.net.take_so_error(s.id)?),
+            (SOL_SOCKET, SO_ERROR) => u32::from(cx.world.net.so_error(s.id)?),
             (SOL_SOCKET, SO_TYPE) => crate::net::SOCK_STREAM as u32,
             (SOL_SOCKET, SO_REUSEADDR) => 1,
             _ => 0,
