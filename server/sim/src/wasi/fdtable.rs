@@ -131,14 +131,6 @@ impl FdTable {
         }
     }
 
-    /// Every socket still open, for a node that ends.
-    pub fn sockets(&self) -> impl Iterator<Item = crate::net::SockId> + '_ {
-        self.fds.values().filter_map(|f| match f {
-            Fd::Socket(s) => Some(s.id),
-            _ => None,
-        })
-    }
-
     pub fn close(&mut self, fd: u32) -> Result<Fd, Errno> {
         self.fds.remove(&fd).ok_or(errno::BADF)
     }
