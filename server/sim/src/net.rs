@@ -193,12 +193,9 @@ impl Net {
         }
     }
 
-    pub fn config(&self) -> &NetConfig {
-        &self.config
-    }
-
-    /// The node a name or address means, from `node`'s point of view.
-    pub fn resolve_name(&self, node: usize, name: &str) -> Option<[u8; 4]> {
+    /// The address a host name means: an instance name (or its `-` alias),
+    /// `localhost`, or an IPv4 literal. Every node sees the same table.
+    pub fn resolve_name(&self, name: &str) -> Option<[u8; 4]> {
         let name = name.trim_end_matches('.');
         if name == "localhost" {
             return Some(LOOPBACK_IP);
@@ -206,7 +203,6 @@ impl Net {
         if let Ok(ip) = name.parse::<std::net::Ipv4Addr>() {
             return Some(ip.octets());
         }
-        let _ = node;
         self.names.iter().position(|n| n == name || host_alias(n) == name).map(node_ip)
     }
 
@@ -819,10 +815,6 @@ impl Net {
             }
             fx.events.push((at, NetEvent::Deliver { from: sid }));
         }
-    }
-
-    pub fn name(&self, idx: usize) -> &str {
-        &self.names[idx]
     }
 }
 

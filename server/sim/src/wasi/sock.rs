@@ -311,7 +311,7 @@ pub fn sock_getaddrinfo(cx: &mut Cx<'_>, node: u32, node_len: u32, service: u32,
         };
         const AI_PASSIVE: u16 = 1;
         let passive = hints != 0 && mem::read_u16(cx.mem, hints)? & AI_PASSIVE != 0;
-        let ip = match cx.world.net.resolve_name(cx.node.idx, &name) {
+        let ip = match cx.world.net.resolve_name(&name) {
             Some(ip) => ip,
             // No host: any address to listen on, or loopback to connect to.
             None if name.is_empty() && passive => crate::net::ANY_IP,
