@@ -72,27 +72,9 @@ pub enum LatencyDistribution {
 }
 
 impl Span {
-    /// One draw from `[min, max]` on the `net` stream.
-    pub fn draw_net(&self, streams: &mut crate::streams::Streams) -> u64 {
-        self.min_ns + streams.below(crate::streams::Stream::Net, self.max_ns - self.min_ns + 1)
-    }
-}
-
-impl NetConfig {
-    /// The latency of one segment. Integer arithmetic only, so every machine
-    /// draws the same.
-    pub fn draw_latency(&self, streams: &mut crate::streams::Streams) -> u64 {
-        match self.distribution {
-            LatencyDistribution::Uniform => self.latency.draw_net(streams),
-            LatencyDistribution::LongTail => {
-                if streams.below(crate::streams::Stream::Net, 16) == 0 {
-                    let max = self.latency.max_ns.max(1);
-                    max + streams.below(crate::streams::Stream::Net, 9 * max + 1)
-                } else {
-                    self.latency.draw_net(streams)
-                }
-            }
-        }
+    /// One uniform draw from `[min, max]` on `stream`.
+    pub fn draw(&self, streams: &mut crate::streams::Streams, stream: crate::streams::Stream) -> u64 {
+        self.min_ns + streams.below(stream, self.max_ns - self.min_ns + 1)
     }
 }
 

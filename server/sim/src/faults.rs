@@ -68,7 +68,7 @@ pub fn families(f: &FaultConfig, streams: &mut Streams) -> Families {
 }
 
 fn span(streams: &mut Streams, s: Span) -> u64 {
-    s.min_ns + streams.below(Stream::Faults, s.max_ns - s.min_ns + 1)
+    s.draw(streams, Stream::Faults)
 }
 
 /// Arrival times over the run for `rate` faults per virtual second: gaps are
@@ -139,11 +139,7 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTim
             for at in arrivals(streams, p.rate, config.duration) {
                 let duration_ns = span(streams, p.duration);
                 let one_way = p.one_way > 0.0 && (streams.next_u64(Stream::Faults) as f64) < p.one_way * (u64::MAX as f64);
-                let direction = match (one_way, streams.below(Stream::Faults, 2)) {
-                    (false, _) => Direction::Both,
-                    (true, 0) => Direction::Outbound,
-                    (true, _) => Direction::Inbound,
-                };
+                let direction = Direction::drawn(one_way, streams.below(Stream::Faults, 2));
                 out.push((at, Planned::Partition { node_idx, duration_ns, direction }));
             }
         }

@@ -15,8 +15,8 @@
 //! This module is pure world state: no guest memory, no wasmtime. The host
 //! calls in `wasi::sock` translate guest calls into these operations, and the
 //! world turns the `Effects` they return into events and wake-ups.
-use crate::config::NetConfig;
-use crate::streams::Streams;
+use crate::config::{LatencyDistribution, NetConfig};
+use crate::streams::{Stream, Streams};
 use crate::vtime::VTime;
 use crate::wasi::errno::{self, Errno};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -93,7 +93,8 @@ struct InFlight {
 enum State {
     Fresh,
     Listening { backlog: usize, queue: VecDeque<SockId> },
-    Connecting { remote: Addr, attempt: u32 },
+    /// SYN attempt `attempt` in flight to the socket's `remote`.
+    Connecting { attempt: u32 },
     Connected {
         peer: SockId,
         /// Bytes arrived and not yet read.
@@ -138,6 +139,10 @@ impl Sock {
     /// still to send (a reset connection sends nothing more).
     fn fail(&mut self, e: Errno) {
         self.state = State::Error(e);
+        self.drop_pipe();
+    }
+
+    fn drop_pipe(&mut self) {
         self.pipe.clear();
         self.pipe_bytes = 0;
         self.stalled = false;
@@ -222,18 +227,32 @@ impl Net {
         s
     }
 
+    /// The node instance at `ip` (a `10.0.x.y` address).
+    fn node_at(&self, ip: [u8; 4]) -> Option<usize> {
+        (0..self.names.len()).find(|&i| node_ip(i) == ip)
+    }
+
+    /// The host `ip` means to `from`: itself for loopback and any-address.
     fn host_of(&self, from: usize, ip: [u8; 4]) -> Option<usize> {
         if ip == LOOPBACK_IP || ip == ANY_IP {
             return Some(from);
         }
-        (0..self.names.len()).find(|&i| node_ip(i) == ip)
+        self.node_at(ip)
     }
 
+    /// The one-way latency of a segment from `from` to `to`, from the `net`
+    /// stream (loopback draws nothing). Integer arithmetic only, so every
+    /// machine draws the same.
     fn latency(&self, streams: &mut Streams, from: usize, to: usize) -> u64 {
         if from == to {
             return LOOPBACK_NS;
         }
-        self.config.draw_latency(streams)
+        let range = self.config.latency;
+        if self.config.distribution == LatencyDistribution::LongTail && streams.below(Stream::Net, 16) == 0 {
+            let max = range.max_ns.max(1);
+            return max + streams.below(Stream::Net, 9 * max + 1);
+        }
+        range.draw(streams, Stream::Net)
     }
 
     fn link_cut(&self, from: usize, to: usize) -> bool {
@@ -283,7 +302,9 @@ impl Net {
         for _ in 0..(u16::MAX - EPHEMERAL_FIRST) {
             let p = self.ephemeral[owner];
             self.ephemeral[owner] = if p == u16::MAX { EPHEMERAL_FIRST } else { p + 1 };
-            let used = self.port_taken(owner, p)
+            // Taken by a listener, or by any socket of the node still open
+            // (which includes those port_taken counts).
+            let used = self.listeners.contains_key(&(owner, p))
                 || self.socks.values().any(|s| s.owner == owner && !matches!(s.state, State::Closed) && s.local.is_some_and(|a| a.port == p));
             if !used {
                 return Ok(p);
@@ -355,7 +376,7 @@ impl Net {
         }
         let s = self.sock_mut(id)?;
         s.remote = Some(remote);
-        s.state = State::Connecting { remote, attempt: 0 };
+        s.state = State::Connecting { attempt: 0 };
         // To no such host, nobody answers: the connect times out.
         if let Some(to) = self.host_of(owner, remote.ip) {
             let at = now + self.latency(streams, owner, to);
@@ -378,18 +399,10 @@ impl Net {
 
     /// Sends what fits in the window; EAGAIN when nothing does.
     pub fn send(&mut self, id: SockId, data: &[u8], now: VTime, streams: &mut Streams, fx: &mut Effects) -> Result<usize, Errno> {
-        let s = self.sock(id)?;
-        let peer = match &s.state {
-            State::Connected { tx_closed: true, .. } => return Err(errno::PIPE),
-            State::Connected { peer, .. } => *peer,
-            State::Error(e) => return Err(*e),
-            State::Connecting { .. } => return Err(errno::AGAIN),
-            _ => return Err(errno::NOTCONN),
-        };
+        let room = self.send_room(id)?;
         if data.is_empty() {
             return Ok(0);
         }
-        let room = WINDOW_BYTES.saturating_sub(s.pipe_bytes + self.unread(peer));
         if room == 0 {
             return Err(errno::AGAIN);
         }
@@ -400,15 +413,15 @@ impl Net {
         Ok(n)
     }
 
-    /// Bytes a send could take now (0: it would say EAGAIN), or the error it
-    /// would report.
+    /// Bytes a send could take now (0: the window is full), or the error it
+    /// would report (EAGAIN while still connecting).
     pub fn send_room(&self, id: SockId) -> Result<usize, Errno> {
         let s = self.sock(id)?;
         match &s.state {
             State::Connected { tx_closed: true, .. } => Err(errno::PIPE),
             State::Connected { peer, .. } => Ok(WINDOW_BYTES.saturating_sub(s.pipe_bytes + self.unread(*peer))),
             State::Error(e) => Err(*e),
-            State::Connecting { .. } => Ok(0),
+            State::Connecting { .. } => Err(errno::AGAIN),
             _ => Err(errno::NOTCONN),
         }
     }
@@ -551,9 +564,10 @@ impl Net {
         match &s.state {
             State::Listening { queue, .. } => Ready { read: !queue.is_empty(), write: false, bytes: queue.len() as u64 },
             State::Connecting { .. } | State::Fresh => Ready { read: false, write: false, bytes: 0 },
-            State::Connected { rx, rx_eof, rx_closed, tx_closed, peer } => {
-                let room = WINDOW_BYTES.saturating_sub(s.pipe_bytes + self.unread(*peer));
-                Ready { read: !rx.is_empty() || *rx_eof || *rx_closed, write: room > 0 || *tx_closed, bytes: rx.len() as u64 }
+            State::Connected { rx, rx_eof, rx_closed, .. } => {
+                // Writable when a send would not say EAGAIN (room, or EPIPE).
+                let write = self.send_room(id) != Ok(0);
+                Ready { read: !rx.is_empty() || *rx_eof || *rx_closed, write, bytes: rx.len() as u64 }
             }
             State::Error(_) | State::Closed => Ready { read: true, write: true, bytes: 0 },
         }
@@ -570,9 +584,7 @@ impl Net {
     }
 
     pub fn local_addr(&self, id: SockId) -> Result<Addr, Errno> {
-        let s = self.sock(id)?;
-        let a = s.local.ok_or(errno::INVAL)?;
-        Ok(if a.ip == ANY_IP { Addr { ip: ANY_IP, port: a.port } } else { a })
+        self.sock(id)?.local.ok_or(errno::INVAL)
     }
 
     pub fn peer_addr(&self, id: SockId) -> Result<Addr, Errno> {
@@ -588,9 +600,9 @@ impl Net {
     /// answers); a node whose process exited still answers, with a refusal.
     pub fn on_event(&mut self, ev: NetEvent, now: VTime, streams: &mut Streams, host_up: &dyn Fn(usize) -> bool, fx: &mut Effects) {
         match ev {
-            NetEvent::Deliver { from } => self.deliver(from, now, streams, fx),
+            NetEvent::Deliver { from } => self.deliver(from, now, fx),
             NetEvent::Syn { client, attempt } => self.on_syn(client, attempt, now, streams, host_up, fx),
-            NetEvent::SynAck { client, server } => self.on_syn_ack(client, server, now, streams, fx),
+            NetEvent::SynAck { client, server } => self.on_syn_ack(client, server, fx),
             NetEvent::ConnectTimeout { client } => {
                 let Some(s) = self.socks.get(&client).filter(|s| matches!(s.state, State::Connecting { .. })) else { return };
                 let note = (s.owner, format!("connect to {} timed out", self.show(s.remote)));
@@ -605,8 +617,8 @@ impl Net {
 
     fn on_syn(&mut self, client: SockId, attempt: u32, now: VTime, streams: &mut Streams, host_up: &dyn Fn(usize) -> bool, fx: &mut Effects) {
         let Some(c) = self.socks.get(&client) else { return };
-        let State::Connecting { remote, attempt: current } = c.state else { return };
-        if current != attempt {
+        let (State::Connecting { attempt: current }, Some(remote)) = (&c.state, c.remote) else { return };
+        if *current != attempt {
             return;
         }
         let from = c.owner;
@@ -657,8 +669,7 @@ impl Net {
         fx.events.push((answer_at, NetEvent::SynAck { client, server }));
     }
 
-    fn on_syn_ack(&mut self, client: SockId, server: Option<SockId>, now: VTime, streams: &mut Streams, fx: &mut Effects) {
-        let _ = (now, streams);
+    fn on_syn_ack(&mut self, client: SockId, server: Option<SockId>, fx: &mut Effects) {
         let Some(c) = self.socks.get_mut(&client) else {
             if let Some(s) = server {
                 self.orphaned(s, fx);
@@ -690,8 +701,7 @@ impl Net {
     fn orphaned(&mut self, id: SockId, fx: &mut Effects) {
         let Some(s) = self.socks.get_mut(&id) else { return };
         if matches!(s.state, State::Closed) {
-            s.pipe.clear();
-            s.pipe_bytes = 0;
+            s.drop_pipe();
             self.collect(id);
         } else {
             s.fail(errno::CONNRESET);
@@ -699,17 +709,17 @@ impl Net {
         }
     }
 
-    fn deliver(&mut self, from: SockId, now: VTime, streams: &mut Streams, fx: &mut Effects) {
+    fn deliver(&mut self, from: SockId, now: VTime, fx: &mut Effects) {
         let Some(s) = self.socks.get_mut(&from) else { return };
         let owner = s.owner;
         let Some(peer) = s.peer_link() else {
             // Nobody to deliver to any more (the socket failed): drop it.
-            s.pipe.clear();
-            s.pipe_bytes = 0;
+            s.drop_pipe();
             self.collect(from);
             return;
         };
-        let to = self.socks.get(&peer).map(|p| p.owner);
+        // Links do not change while one event is applied: look once.
+        let cut = self.socks.get(&peer).is_some_and(|p| self.link_cut(owner, p.owner));
         // Bounded by the pipe: each turn delivers its head or stops.
         loop {
             let s = self.socks.get_mut(&from).expect("present");
@@ -718,17 +728,15 @@ impl Net {
                 fx.events.push((head.at, NetEvent::Deliver { from }));
                 break;
             }
-            if let Some(to) = to {
-                if from_to_cut(&self.cuts, owner, to) {
-                    s.stalled = true;
-                    break;
-                }
+            if cut {
+                s.stalled = true;
+                break;
             }
             let seg = s.pipe.pop_front().expect("head").seg;
             if let Segment::Data(d) = &seg {
                 s.pipe_bytes -= d.len();
             }
-            self.arrive(peer, from, seg, now, streams, fx);
+            self.arrive(peer, from, seg, fx);
         }
         // Moving bytes from the pipe to the peer leaves the window as it
         // was: the sender is woken when the peer reads (or drops) them.
@@ -736,8 +744,7 @@ impl Net {
     }
 
     /// A segment from `from` reaches socket `to`.
-    fn arrive(&mut self, to: SockId, from: SockId, seg: Segment, now: VTime, streams: &mut Streams, fx: &mut Effects) {
-        let _ = (now, streams);
+    fn arrive(&mut self, to: SockId, from: SockId, seg: Segment, fx: &mut Effects) {
         let target = self.socks.get_mut(&to).filter(|t| matches!(t.state, State::Connected { peer, .. } if peer == from));
         let Some(t) = target else {
             // Nobody home (closed, failed, gone): data answers with a reset.
@@ -747,14 +754,12 @@ impl Net {
             return;
         };
         fx.wake.insert(t.owner);
-        let sender = t.owner;
         match (&mut t.state, seg) {
             (State::Connected { rx_closed: true, .. }, Segment::Data(_)) => {
                 // Discarded: the window has room again.
                 if let Some(f) = self.socks.get(&from) {
                     fx.wake.insert(f.owner);
                 }
-                let _ = sender;
             }
             (State::Connected { rx, .. }, Segment::Data(d)) => rx.extend(d),
             (State::Connected { rx_eof, .. }, Segment::Fin) => *rx_eof = true,
@@ -818,10 +823,6 @@ impl Net {
     }
 }
 
-fn from_to_cut(cuts: &BTreeMap<(usize, usize), u32>, from: usize, to: usize) -> bool {
-    from != to && cuts.get(&(from, to)).is_some_and(|n| *n > 0)
-}
-
 impl Sock {
     /// The peer a socket's pipe delivers to: while connected, or while a
     /// closed socket's last segments drain.
@@ -846,7 +847,7 @@ impl Net {
         if ip == LOOPBACK_IP {
             return format!("localhost:{port}");
         }
-        match (0..self.names.len()).find(|&i| node_ip(i) == ip) {
+        match self.node_at(ip) {
             Some(i) => format!("{}:{port}", self.names[i]),
             None => format!("{}.{}.{}.{}:{port}", ip[0], ip[1], ip[2], ip[3]),
         }

@@ -87,6 +87,16 @@ impl Direction {
     pub fn is_both(&self) -> bool {
         *self == Direction::Both
     }
+
+    /// A drawn partition's direction: both ways unless `one_way`, then
+    /// outbound or inbound by `coin` (a draw below 2).
+    pub fn drawn(one_way: bool, coin: u64) -> Direction {
+        match (one_way, coin) {
+            (false, _) => Direction::Both,
+            (true, 0) => Direction::Outbound,
+            (true, _) => Direction::Inbound,
+        }
+    }
 }
 
 impl Fault {

@@ -184,11 +184,7 @@ impl Chooser {
                 let p = f.partition.as_ref().unwrap();
                 let duration_ns = span(p.duration);
                 let one_way = p.one_way > 0.0 && (self.below(1_000_000) as f64) < p.one_way * 1e6;
-                let direction = match (one_way, self.below(2)) {
-                    (false, _) => Direction::Both,
-                    (true, 0) => Direction::Outbound,
-                    (true, _) => Direction::Inbound,
-                };
+                let direction = Direction::drawn(one_way, self.below(2));
                 Fault::Partition { node, at_ns, duration_ns, peers: Vec::new(), direction }
             }
             _ => {

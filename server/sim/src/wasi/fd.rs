@@ -15,14 +15,11 @@ fn ok(r: Result<(), Errno>) -> Errno {
 }
 
 pub fn fd_write(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> Errno {
+    // On a socket, fd_write is sock_send without flags.
+    if matches!(cx.node.fds.get(fd), Ok(Fd::Socket(_))) {
+        return super::sock::send_from(cx, fd, iovs, iovs_len, nwritten);
+    }
     ok((|| {
-        if let Ok(Fd::Socket(s)) = cx.node.fds.get(fd) {
-            let id = s.id;
-            mem::range(cx.mem.len(), nwritten, 4)?;
-            let data = super::sock::socket_payload(cx, id, iovs, iovs_len)?;
-            let n = super::sock::send_now(cx, id, &data)?;
-            return mem::write_u32(cx.mem, nwritten, n as u32);
-        }
         let data = mem::gather(cx.mem, iovs, iovs_len)?;
         let n = write_bytes(cx, fd, &data, None)?;
         mem::write_u32(cx.mem, nwritten, n as u32)
@@ -90,6 +87,10 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
 }
 
 pub fn fd_read(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nread: u32) -> Errno {
+    // On a socket, fd_read is sock_recv without flags.
+    if matches!(cx.node.fds.get(fd), Ok(Fd::Socket(_))) {
+        return super::sock::recv_into(cx, fd, iovs, iovs_len, 0, nread, 0);
+    }
     ok((|| {
         mem::range(cx.mem.len(), nread, 4)?;
         let n = read_into(cx, fd, iovs, iovs_len, None)?;
@@ -113,13 +114,7 @@ fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>
         Fd::Stdin => Ok(0),
         Fd::Stdout | Fd::Stderr | Fd::AntithesisSink => Err(errno::BADF),
         Fd::Dir(_) => Err(errno::ISDIR),
-        Fd::Socket(s) => {
-            let id = s.id;
-            mem::check_iovecs(cx.mem, iovs, iovs_len)?;
-            let max = mem::capacity(cx.mem, iovs, iovs_len)?;
-            let data = super::sock::recv_now(cx, id, max, false)?;
-            mem::scatter(cx.mem, iovs, iovs_len, &data)
-        }
+        Fd::Socket(_) => unreachable!("fd_read receives on a socket before it gets here; fd_pread refuses one"),
         Fd::Synthetic { data, offset } => {
             let start = (*offset as usize).min(data.len());
             let max = mem::capacity(cx.mem, iovs, iovs_len)?;

@@ -22,7 +22,7 @@ fn ok(r: Result<(), Errno>) -> Errno {
 
 /// Runs a network operation with the world's clock and streams, then
 /// carries out its effects.
-fn with_net<R>(cx: &mut Cx<'_>, op: impl FnOnce(&mut crate::net::Net, crate::vtime::VTime, &mut crate::streams::Streams, &mut Effects) -> R) -> R {
+fn with_net<R>(cx: &mut Cx<'_>, op: impl FnOnce(&mut crate::net::Net, VTime, &mut crate::streams::Streams, &mut Effects) -> R) -> R {
     let mut fx = Effects::default();
     let now = cx.world.now;
     let w = &mut *cx.world;
@@ -34,7 +34,7 @@ fn with_net<R>(cx: &mut Cx<'_>, op: impl FnOnce(&mut crate::net::Net, crate::vti
 /// What a send on `id` takes from the guest's iovecs: no more than the
 /// window has room for, so a blocked large write is not copied again on
 /// every wake-up. An empty iovec array is a zero-length write, which succeeds.
-pub fn socket_payload(cx: &Cx<'_>, id: SockId, iovs: u32, iovs_len: u32) -> Result<Vec<u8>, Errno> {
+fn socket_payload(cx: &Cx<'_>, id: SockId, iovs: u32, iovs_len: u32) -> Result<Vec<u8>, Errno> {
     mem::check_iovecs(cx.mem, iovs, iovs_len)?;
     let total = mem::capacity(cx.mem, iovs, iovs_len)?;
     if total == 0 {
@@ -46,11 +46,11 @@ pub fn socket_payload(cx: &Cx<'_>, id: SockId, iovs: u32, iovs_len: u32) -> Resu
     }
 }
 
-pub fn send_now(cx: &mut Cx<'_>, id: SockId, data: &[u8]) -> Result<usize, Errno> {
+fn send_now(cx: &mut Cx<'_>, id: SockId, data: &[u8]) -> Result<usize, Errno> {
     with_net(cx, |net, now, streams, fx| net.send(id, data, now, streams, fx))
 }
 
-pub fn recv_now(cx: &mut Cx<'_>, id: SockId, max: usize, peek: bool) -> Result<Vec<u8>, Errno> {
+fn recv_now(cx: &mut Cx<'_>, id: SockId, max: usize, peek: bool) -> Result<Vec<u8>, Errno> {
     with_net(cx, |net, _, _, fx| net.recv(id, max, peek, fx))
 }
 
@@ -182,7 +182,8 @@ fn connect_wait(cx: &mut Cx<'_>, fd: u32) -> Errno {
 }
 
 /// Reads flags: RECV_PEEK = 1 (RECV_WAITALL = 2 is treated as a plain read).
-fn recv_now_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, flags: u16, nread: u32, oflags: u32) -> Errno {
+/// `oflags` 0: the caller (fd_read) has no place for output flags.
+pub fn recv_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, flags: u16, nread: u32, oflags: u32) -> Errno {
     ok((|| {
         let s = socket(cx, fd)?;
         mem::check_iovecs(cx.mem, iovs, iovs_len)?;
@@ -198,7 +199,7 @@ fn recv_now_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, flags: u16,
     })())
 }
 
-fn send_now_from(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> Errno {
+pub fn send_from(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> Errno {
     ok((|| {
         let s = socket(cx, fd)?;
         mem::range(cx.mem.len(), nwritten, 4)?;
@@ -398,11 +399,11 @@ pub async fn sock_accept(caller: &mut Caller<'_, NodeCtx>, fd: u32, flags: u16, 
 }
 
 pub async fn sock_recv(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, flags: u16, nread: u32, oflags: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, Wait::Receive, |cx| recv_now_into(cx, fd, iovs, iovs_len, flags, nread, oflags)).await
+    blocking(caller, fd, Wait::Receive, |cx| recv_into(cx, fd, iovs, iovs_len, flags, nread, oflags)).await
 }
 
 pub async fn sock_send(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, Wait::Send, |cx| send_now_from(cx, fd, iovs, iovs_len, nwritten)).await
+    blocking(caller, fd, Wait::Send, |cx| send_from(cx, fd, iovs, iovs_len, nwritten)).await
 }
 
 /// A blocking connect waits for the handshake; a non-blocking one says
