@@ -119,7 +119,6 @@ impl Scheduler {
                     let n = &mut w.nodes[node_idx];
                     if n.status == Status::Crashed && n.generation == generation {
                         n.status = Status::Runnable;
-                        n.wants_net = false;
                         n.wait_id += 1;
                         n.fuel_charged = 0;
                         restarts.push(node_idx);

@@ -45,8 +45,9 @@ pub struct NodeState {
     pub paused_until: Option<VTime>,
     /// Crashes so far; a restart event for an older crash is stale.
     pub generation: u64,
-    /// Blocked waiting for a socket (in poll_oneoff or a blocking socket
-    /// call): network activity for this node wakes it to look again.
+    /// Set by every `block`: the wait is for a socket (in poll_oneoff or a
+    /// blocking socket call), so network activity for this node wakes it to
+    /// look again. Meaningful only while the node is blocked.
     pub wants_net: bool,
     skew_id: u64,
 }
@@ -328,13 +329,15 @@ impl World {
         }
     }
 
-    /// Blocks a node until `deadline` (or forever, until something wakes it).
-    /// Returns the wait's id.
-    pub fn block(&mut self, node_idx: usize, deadline: Option<VTime>) -> u64 {
+    /// Blocks a node until `deadline` (or forever, until something wakes it);
+    /// with `wants_net`, activity on its sockets wakes it too. Returns the
+    /// wait's id.
+    pub fn block(&mut self, node_idx: usize, deadline: Option<VTime>, wants_net: bool) -> u64 {
         let node = &mut self.nodes[node_idx];
         assert_eq!(node.status, Status::Runnable, "only a running node can block");
         node.wait_id += 1;
         node.status = Status::Blocked;
+        node.wants_net = wants_net;
         node.fuel_charged = 0;
         let wait_id = node.wait_id;
         if let Some(at) = deadline {
@@ -350,7 +353,6 @@ impl World {
         let node = &mut self.nodes[node_idx];
         if node.status == Status::Blocked && node.wait_id == wait_id {
             node.status = Status::Runnable;
-            node.wants_net = false;
         }
     }
 
@@ -374,8 +376,8 @@ impl World {
 
     pub fn net_event(&mut self, ev: crate::net::NetEvent) {
         let mut fx = crate::net::Effects::default();
-        let powered: Vec<bool> = self.nodes.iter().map(|n| n.status != Status::Crashed).collect();
-        let host_up = |i: usize| powered[i];
+        let nodes = &self.nodes;
+        let host_up = |i: usize| nodes[i].status != Status::Crashed;
         self.net.on_event(ev, self.now, &mut self.streams, &host_up, &mut fx);
         if let crate::net::NetEvent::Heal { .. } = ev {
             self.record(None, EventKind::Net { text: "partition healed".into() });
@@ -510,7 +512,6 @@ impl World {
         let (lost, kept) = self.disks[node_idx].crash(torn, || streams.below(Stream::Disk, 2) == 0);
         let n = &mut self.nodes[node_idx];
         n.status = Status::Crashed;
-        n.wants_net = false;
         n.generation += 1;
         n.paused_until = None;
         n.stderr_tail.clear();

@@ -330,7 +330,7 @@ pub async fn fd_sync(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd
         Ok(None) => return Ok(0),
         Err(e) => return Ok(i32::from(e)),
     };
-    super::poll::suspend(caller, Some(deadline)).await?;
+    super::poll::suspend(caller, Some(deadline), false).await?;
     let r = super::host(caller, |cx| cx.world.fsync(cx.node.idx, ino));
     super::link::crashed(caller)?;
     Ok(i32::from(r.err().unwrap_or(errno::SUCCESS)))

@@ -144,10 +144,7 @@ pub async fn poll_oneoff(caller: &mut Caller<'_, NodeCtx>, subs: u32, out: u32, 
     };
     let wants_net = parsed.iter().any(|s| matches!(s, Sub::Fd { .. }));
     for _ in 0..POLL_REWAITS_MAX {
-        if wants_net {
-            host(caller, |cx| cx.world.nodes[cx.node.idx].wants_net = true);
-        }
-        suspend(caller, deadline).await?;
+        suspend(caller, deadline, wants_net).await?;
         let result = host(caller, |cx| {
             let n = deliver(cx, &parsed, out)?;
             if n == 0 {
@@ -168,14 +165,15 @@ pub async fn poll_oneoff(caller: &mut Caller<'_, NodeCtx>, subs: u32, out: u32, 
 }
 
 /// Blocks the calling node until the world wakes it (at `deadline`, or by
-/// another event). Resets the watchdog: blocking is progress.
-pub async fn suspend(caller: &mut Caller<'_, NodeCtx>, deadline: Option<VTime>) -> wasmtime::Result<()> {
+/// another event; with `wants_net`, by activity on its sockets). Resets the
+/// watchdog: blocking is progress.
+pub async fn suspend(caller: &mut Caller<'_, NodeCtx>, deadline: Option<VTime>, wants_net: bool) -> wasmtime::Result<()> {
     let idx = caller.data().local.idx;
     let world_handle = caller.data().world.clone();
     let (budget, wait_id) = {
         let mut world = world_handle.lock().unwrap();
         crate::node::harvest_coverage(&*caller, idx, &mut world);
-        let wait_id = world.block(idx, deadline);
+        let wait_id = world.block(idx, deadline, wants_net);
         (world.limits.watchdog_instructions, wait_id)
     };
     caller.set_fuel(budget)?;

@@ -38,6 +38,6 @@ pub fn random_get(cx: &mut Cx<'_>, buf: u32, len: u32) -> Errno {
 
 pub async fn sched_yield(caller: &mut Caller<'_, NodeCtx>) -> wasmtime::Result<i32> {
     let deadline = host(caller, |cx| cx.world.now + SCHED_YIELD_NS);
-    poll::suspend(caller, Some(deadline)).await?;
+    poll::suspend(caller, Some(deadline), false).await?;
     Ok(i32::from(errno::SUCCESS))
 }

@@ -360,7 +360,7 @@ pub enum Wait {
 
 /// Whether a call that said EAGAIN on `fd` should wait, and until when
 /// (`Some(None)`: no timeout). `started` is when the call first waited.
-fn waits(cx: &mut Cx<'_>, fd: u32, e: Errno, wait: Wait, started: &mut Option<VTime>) -> Option<Option<VTime>> {
+fn waits(cx: &Cx<'_>, fd: u32, e: Errno, wait: Wait, started: &mut Option<VTime>) -> Option<Option<VTime>> {
     let s = cx.node.fds.socket(fd).ok().filter(|s| e == errno::AGAIN && s.blocking())?;
     let now = cx.world.now;
     let since = *started.get_or_insert(now);
@@ -369,7 +369,6 @@ fn waits(cx: &mut Cx<'_>, fd: u32, e: Errno, wait: Wait, started: &mut Option<VT
     if deadline.is_some_and(|d| d <= now) {
         return None; // timed out: the caller sees EAGAIN, as on Linux
     }
-    cx.world.nodes[cx.node.idx].wants_net = true;
     Some(deadline)
 }
 
@@ -389,7 +388,7 @@ pub async fn blocking(caller: &mut Caller<'_, NodeCtx>, fd: u32, wait: Wait, mut
         let Some(deadline) = until else {
             return Ok(i32::from(e));
         };
-        super::poll::suspend(caller, deadline).await?;
+        super::poll::suspend(caller, deadline, true).await?;
     }
     Ok(i32::from(errno::AGAIN))
 }
