@@ -46,9 +46,22 @@ enum Command {
     /// When did the failure become inevitable? Branch the run and see.
     Cause(cause::CauseArgs),
     /// The editor daemon: LSP over stdio (diagnostics, lenses, background runs).
-    Lsp,
+    Lsp(LspArgs),
     /// An MCP server over stdio: seedfall's tools for AI agents.
     Mcp,
+}
+
+/// What LSP clients put on the daemon's command line. stdio is the only
+/// transport; `--stdio` (which vscode-languageclient and most clients pass)
+/// says so, and the client's process id is accepted and not needed.
+#[derive(clap::Args)]
+struct LspArgs {
+    /// Speak LSP on stdin/stdout (the default, and the only transport).
+    #[arg(long)]
+    stdio: bool,
+    /// The editor's process id (accepted for compatibility; unused).
+    #[arg(long = "clientProcessId", value_name = "PID")]
+    client_process_id: Option<u32>,
 }
 
 fn main() {
@@ -78,7 +91,7 @@ fn main() {
         Command::Inspect(a) => inspect::main(a),
         Command::Pin(a) => pin::main(a),
         Command::Cause(a) => cause::main(a),
-        Command::Lsp => seedfall_lsp::serve_stdio(),
+        Command::Lsp(_) => seedfall_lsp::serve_stdio(),
         Command::Mcp => mcp::main(),
     };
     std::process::exit(code);

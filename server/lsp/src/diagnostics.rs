@@ -67,7 +67,7 @@ pub fn compute(state: &State) -> BTreeMap<PathBuf, Vec<Diagnostic>> {
                         let what = if f["finding"] == "never_true" { "never true" } else { "never reached" };
                         let (Some(file), Some(line)) = (f["source"]["file"].as_str(), f["source"]["line"].as_u64()) else { continue };
                         let message = format!("{what}: {} \"{}\" (last sweep of {}, seeds {})", f["kind"].as_str().unwrap_or(""), f["message"].as_str().unwrap_or(""), config.name, last["seeds"].as_str().unwrap_or(""));
-                        out.entry(PathBuf::from(file)).or_default().push(diag(line_range(line.saturating_sub(1) as u32), DiagnosticSeverity::WARNING, message, None));
+                        out.entry(c.resolve(file)).or_default().push(diag(line_range(line.saturating_sub(1) as u32), DiagnosticSeverity::WARNING, message, None));
                     }
                 }
                 if !c.stale_corpus.is_empty() {

@@ -74,7 +74,12 @@ impl Jobs {
         if self.running.len() >= JOBS_MAX {
             return Err(format!("{JOBS_MAX} seedfall jobs are running already; stop one first"));
         }
-        let mut child = tokio::process::Command::new(exe())
+        let mut command = tokio::process::Command::new(exe());
+        // Paths the CLI prints are relative to its folder: the config's reads best.
+        if let Some(dir) = config.as_ref().and_then(|c| c.parent()).filter(|d| d.is_dir()) {
+            command.current_dir(dir);
+        }
+        let mut child = command
             .args(&args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -4,7 +4,8 @@
 use crate::protocol::*;
 use crate::state::State;
 use serde_json::{json, Value};
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 fn lens(line: u32, title: String, command: &str, args: Option<Value>) -> CodeLens {
     CodeLens {
@@ -26,42 +27,42 @@ fn counts(p: &Value, runs: u64) -> String {
     }
 }
 
-pub fn for_file(state: &State, file: &Path) -> Vec<CodeLens> {
-    let mut out = Vec::new();
+/// Every lens of the workspace, per file (files without lenses are absent).
+pub fn all(state: &State) -> BTreeMap<PathBuf, Vec<CodeLens>> {
+    let mut out: BTreeMap<PathBuf, Vec<CodeLens>> = BTreeMap::new();
     for c in state.configs.iter() {
         let c = c.value();
         let config_arg = c.path.display().to_string();
-        if c.path == file {
-            out.push(lens(0, "Run sweep".into(), "seedfall.run", Some(json!({ "config": config_arg }))));
-            out.push(lens(0, "Explore".into(), "seedfall.explore", Some(json!({ "config": config_arg }))));
-            out.push(lens(0, "Stop".into(), "seedfall.stop", Some(json!({ "config": config_arg }))));
-            if let Some(last) = &c.last_run {
-                let title = format!("last sweep: seeds {}, {} runs, {} failed", last["seeds"].as_str().unwrap_or(""), last["runs"], last["failed"]);
-                out.push(lens(0, title, "", None));
-            }
-        }
+        let on_config = out.entry(c.path.clone()).or_default();
+        on_config.push(lens(0, "Run sweep".into(), "seedfall.run", Some(json!({ "config": config_arg }))));
+        on_config.push(lens(0, "Explore".into(), "seedfall.explore", Some(json!({ "config": config_arg }))));
+        on_config.push(lens(0, "Stop".into(), "seedfall.stop", Some(json!({ "config": config_arg }))));
         if let Some(last) = &c.last_run {
+            let title = format!("last sweep: seeds {}, {} runs, {} failed", last["seeds"].as_str().unwrap_or(""), last["runs"], last["failed"]);
+            on_config.push(lens(0, title, "", None));
             let runs = last["runs"].as_u64().unwrap_or(0);
             for p in last["properties"].as_array().into_iter().flatten() {
-                if p["source"]["file"].as_str().map(Path::new) == Some(file) {
-                    let line = p["source"]["line"].as_u64().unwrap_or(1).saturating_sub(1) as u32;
-                    out.push(lens(line, counts(p, runs), "", None));
-                }
+                let Some(file) = p["source"]["file"].as_str() else { continue };
+                let line = p["source"]["line"].as_u64().unwrap_or(1).saturating_sub(1) as u32;
+                out.entry(c.resolve(file)).or_default().push(lens(line, counts(p, runs), "", None));
             }
         }
-        let mut seen = std::collections::BTreeSet::new();
-        for f in &c.failures {
+        // One set of actions per failing line: the smallest seed's.
+        let mut failures: Vec<_> = c.failures.iter().filter(|f| f.source.is_some()).collect();
+        failures.sort_by_key(|f| f.seed);
+        let mut seen = BTreeSet::new();
+        for f in failures {
             let Some((src, line)) = &f.source else { continue };
-            // One set of actions per failing line: the first seed's.
-            if src != file || !seen.insert(*line) {
+            if !seen.insert((src.clone(), *line)) {
                 continue;
             }
             let args = json!({ "config": config_arg, "seed": f.seed, "faults": f.folder.join("faults.json").display().to_string() });
             let line = line.saturating_sub(1);
-            out.push(lens(line, format!("Replay seed {}", f.seed), "seedfall.replay", Some(args.clone())));
-            out.push(lens(line, "Shrink".into(), "seedfall.shrink", Some(args.clone())));
-            out.push(lens(line, "Inspect".into(), "seedfall.inspect", Some(args.clone())));
-            out.push(lens(line, "Pin".into(), "seedfall.pin", Some(args)));
+            let on_source = out.entry(src.clone()).or_default();
+            on_source.push(lens(line, format!("Replay seed {}", f.seed), "seedfall.replay", Some(args.clone())));
+            on_source.push(lens(line, "Shrink".into(), "seedfall.shrink", Some(args.clone())));
+            on_source.push(lens(line, "Inspect".into(), "seedfall.inspect", Some(args.clone())));
+            on_source.push(lens(line, "Pin".into(), "seedfall.pin", Some(args)));
         }
     }
     out

@@ -6,21 +6,36 @@
 //! actions as code lenses, and runs sweeps, explorations and the failure
 //! tools in the background with progress and cancel.
 //!
-//! Architecture invariants: this crate never touches wasmtime: engine work
-//! runs in `seedfall` child processes (`jobs`), which write the same
-//! artifacts as the CLI. All LSP types come through `protocol`. Every queue
-//! is bounded (`jobs::JOBS_MAX`, `watch::EVENTS_QUEUED_MAX`).
+//! Architecture invariants:
+//! - this crate never touches wasmtime: engine work runs in `seedfall`
+//!   child processes (`jobs`), which write the same artifacts as the CLI;
+//! - no handler waits on the client: what changes the view goes through
+//!   `refresh`, the one task that publishes, and server-to-client requests
+//!   are sent only to clients that declared them and are never awaited
+//!   while holding a transport slot;
+//! - nothing the client sends can end or desync the daemon: `wire` checks
+//!   every frame before the transport sees it;
+//! - all LSP types come through `protocol`;
+//! - every queue is bounded (`jobs::JOBS_MAX`, `watch::EVENTS_QUEUED_MAX`,
+//!   `refresh::PATHS_PENDING_MAX`, `wire::FRAMES_QUEUED_MAX`).
+pub mod commands;
 pub mod diagnostics;
-pub mod framing;
 pub mod jobs;
 pub mod jsonpath;
 pub mod lenses;
 pub mod protocol;
+pub mod refresh;
 pub mod server;
 pub mod state;
 pub mod watch;
+pub mod wire;
 
 use tower_lsp_server::{LspService, Server};
+
+/// Requests the transport serves at once. Only commands hold a slot for
+/// long (each runs a job, at most `JOBS_MAX`); every other handler answers
+/// from memory, so the rest are always free for them.
+const CONCURRENT_REQUESTS_MAX: usize = jobs::JOBS_MAX + 8;
 
 /// Serves LSP on stdin/stdout until the client exits.
 pub fn serve_stdio() -> i32 {
@@ -39,11 +54,25 @@ pub fn serve_stdio() -> i32 {
             .custom_method("seedfall/properties", server::Backend::properties)
             .custom_method("seedfall/timeline", server::Backend::timeline)
             .custom_method("window/workDoneProgress/cancel", server::Backend::cancel_progress)
-            .custom_method(framing::MALFORMED, server::Backend::malformed)
             .finish();
-        let (to_server, from_guard) = tokio::io::duplex(1 << 20);
-        tokio::spawn(framing::guard(tokio::io::stdin(), to_server));
-        Server::new(from_guard, tokio::io::stdout(), socket).serve(service).await;
+        let (frames_tx, frames_rx) = tokio::sync::mpsc::channel(wire::FRAMES_QUEUED_MAX);
+        let (guard_out, transport_in) = tokio::io::duplex(1 << 20);
+        let (transport_out, from_transport) = tokio::io::duplex(1 << 20);
+        tokio::spawn(wire::guard(tokio::io::stdin(), guard_out, frames_tx.clone()));
+        let closer = frames_tx.clone();
+        let forward = tokio::spawn(wire::from_transport(from_transport, frames_tx));
+        let writer = tokio::spawn(wire::write_all_frames(frames_rx, tokio::io::stdout()));
+        Server::new(transport_in, transport_out, socket).concurrency_level(CONCURRENT_REQUESTS_MAX).serve(service).await;
+        // The transport is done (exit, or the client went away): let what it
+        // wrote last reach the client, briefly.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+            let _ = forward.await;
+            let _ = closer.send(Vec::new()).await;
+            let _ = writer.await;
+        })
+        .await;
     });
+    // Jobs and blocking reads may still be running; they are not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     0
 }

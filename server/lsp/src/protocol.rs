@@ -6,18 +6,6 @@ pub use tower_lsp_server::ls_types::notification::Notification;
 pub use tower_lsp_server::ls_types::*;
 use std::path::{Path, PathBuf};
 
-/// Commands the daemon executes (`workspace/executeCommand`).
-pub const COMMANDS: &[&str] = &[
-    "seedfall.run",
-    "seedfall.explore",
-    "seedfall.stop",
-    "seedfall.replay",
-    "seedfall.shrink",
-    "seedfall.inspect",
-    "seedfall.cause",
-    "seedfall.pin",
-];
-
 macro_rules! notification {
     ($name:ident, $method:literal) => {
         pub enum $name {}

@@ -1,22 +1,31 @@
-//! The LSP handlers: thin. State lives in `state`, what is shown is derived
-//! in `diagnostics` and `lenses`, long work runs in `jobs` (child processes),
-//! file changes arrive through `watch`.
-use crate::jobs::{Event, Jobs};
+//! The LSP handlers: thin, and none waits on the client. State lives in
+//! `state`; what is shown is derived in `diagnostics` and `lenses` and
+//! published by `refresh`; long work runs in `jobs` (child processes); file
+//! changes arrive through `watch`.
+use crate::commands::{self, COMMANDS};
+use crate::jobs::{Event, Jobs, JOBS_MAX};
 use crate::protocol::*;
+use crate::refresh::{self, ClientCaps, Inbox, LensCache};
 use crate::state::State;
-use crate::{diagnostics, lenses, watch};
+use crate::watch;
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::{Client, LanguageServer};
+
+/// How long a client may take to accept a progress token before the job
+/// runs on without progress.
+const PROGRESS_CREATE_ANSWER_MAX: Duration = Duration::from_secs(10);
 
 pub struct Backend {
     pub client: Client,
     pub state: Arc<State>,
     pub jobs: Arc<Jobs>,
-    published: Arc<Mutex<BTreeSet<PathBuf>>>,
+    inbox: Arc<Inbox>,
+    caps: OnceLock<ClientCaps>,
+    lenses: LensCache,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
 }
 
@@ -26,41 +35,11 @@ fn err(message: impl Into<String>) -> Error {
 
 impl Backend {
     pub fn new(client: Client) -> Backend {
-        Backend { client, state: Arc::default(), jobs: Arc::default(), published: Arc::default(), watcher: Mutex::new(None) }
+        Backend { client, state: Arc::default(), jobs: Arc::default(), inbox: Arc::default(), caps: OnceLock::new(), lenses: Arc::default(), watcher: Mutex::new(None) }
     }
 
-    /// Recomputes and publishes every diagnostic; files that no longer have
-    /// any get an empty list (that is how a fixed failure disappears).
-    async fn publish(client: &Client, state: &Arc<State>, published: &Arc<Mutex<BTreeSet<PathBuf>>>) {
-        let s = state.clone();
-        let Ok(now) = tokio::task::spawn_blocking(move || diagnostics::compute(&s)).await else { return };
-        let stale: Vec<PathBuf> = {
-            let mut p = published.lock().unwrap();
-            let stale = p.iter().filter(|f| !now.contains_key(*f)).cloned().collect();
-            *p = now.keys().cloned().collect();
-            stale
-        };
-        for f in stale {
-            if let Some(u) = uri(&f) {
-                client.publish_diagnostics(u, Vec::new(), None).await;
-            }
-        }
-        for (f, d) in now {
-            if let Some(u) = uri(&f) {
-                client.publish_diagnostics(u, d, None).await;
-            }
-        }
-        let _ = client.code_lens_refresh().await;
-    }
-
-    async fn refresh_and_publish(&self, configs: Option<Vec<PathBuf>>) {
-        let s = self.state.clone();
-        let _ = tokio::task::spawn_blocking(move || match configs {
-            Some(list) => list.iter().for_each(|c| s.refresh_config(c)),
-            None => s.refresh_all(),
-        })
-        .await;
-        Self::publish(&self.client, &self.state, &self.published).await;
+    fn caps(&self) -> ClientCaps {
+        self.caps.get().copied().unwrap_or_default()
     }
 
     fn start_watching(&self) {
@@ -74,51 +53,18 @@ impl Backend {
             }
         };
         *self.watcher.lock().unwrap() = Some(watcher);
-        let (client, state, published) = (self.client.clone(), self.state.clone(), self.published.clone());
+        let inbox = self.inbox.clone();
         tokio::spawn(async move {
-            while let Some(first) = rx.recv().await {
-                // Gather what arrives in the next few milliseconds: one refresh per burst.
-                let mut changes = vec![first];
-                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-                while let Ok(c) = rx.try_recv() {
-                    changes.push(c);
-                }
-                let mut all = false;
-                let mut paths = Vec::new();
-                for c in changes {
-                    match c {
-                        watch::Change::Overflow => all = true,
-                        watch::Change::Paths(p) => paths.extend(p.into_iter().filter(|p| watch::relevant(p))),
-                    }
-                }
-                if paths.is_empty() && !all {
-                    continue;
-                }
-                let config_added = paths.iter().any(|p| p.file_name().is_some_and(|n| crate::state::is_config_name(&n.to_string_lossy())));
-                let before: BTreeSet<PathBuf> = state.configs.iter().flat_map(|c| c.failures.iter().map(|f| f.folder.clone()).collect::<Vec<_>>()).collect();
-                let s = state.clone();
-                let _ = tokio::task::spawn_blocking(move || {
-                    if all || config_added {
-                        s.refresh_all();
-                    } else {
-                        let mut owners: BTreeSet<PathBuf> = BTreeSet::new();
-                        for p in &paths {
-                            owners.extend(s.owner_of(p));
-                        }
-                        owners.iter().for_each(|c| s.refresh_config(c));
-                    }
-                })
-                .await;
-                for c in state.configs.iter() {
-                    for f in &c.failures {
-                        if !before.contains(&f.folder) {
-                            let v = json!({ "config": c.path, "seed": f.seed, "node": f.node, "message": f.message, "folder": f.folder,
-                                "source": f.source.as_ref().map(|(p, l)| json!({ "file": p, "line": l })) });
-                            client.send_notification::<FailureFound>(v).await;
+            while let Some(change) = rx.recv().await {
+                match change {
+                    watch::Change::Overflow => inbox.rescan(),
+                    watch::Change::Paths(p) => {
+                        let relevant: Vec<PathBuf> = p.into_iter().filter(|p| watch::relevant(p)).collect();
+                        if !relevant.is_empty() {
+                            inbox.files(relevant);
                         }
                     }
                 }
-                Self::publish(&client, &state, &published).await;
             }
         });
     }
@@ -142,42 +88,32 @@ impl Backend {
         Ok(config)
     }
 
-    /// The CLI arguments of a command, from its JSON arguments.
-    fn cli_args(&self, command: &str, args: &Value, config: &PathBuf) -> Result<Vec<String>> {
-        let c = config.display().to_string();
-        let mut v: Vec<String> = match command {
-            "seedfall.run" => vec!["run".into(), "-c".into(), c, "--seeds".into(), args["seeds"].as_str().unwrap_or("1-100").into(), "--json".into(), "--progress".into()],
-            "seedfall.explore" => vec![
-                "explore".into(), "-c".into(), c, "--json".into(), "--events".into(),
-                "--rounds".into(), args["rounds"].as_u64().unwrap_or(30).to_string(),
-                "--batch".into(), args["batch"].as_u64().unwrap_or(8).to_string(),
-            ],
-            "seedfall.replay" => vec!["replay".into(), "-c".into(), c, "--json".into()],
-            "seedfall.inspect" => vec!["inspect".into(), "-c".into(), c, "--json".into()],
-            "seedfall.cause" => vec!["cause".into(), "-c".into(), c, "--json".into()],
-            "seedfall.shrink" => vec!["shrink".into(), "-c".into(), c],
-            "seedfall.pin" => vec!["pin".into(), "-c".into(), c],
-            other => return Err(err(format!("unknown command {other}"))),
-        };
-        if matches!(command, "seedfall.replay" | "seedfall.inspect" | "seedfall.cause" | "seedfall.shrink" | "seedfall.pin") {
-            match (args["seed"].as_u64(), args["faults"].as_str()) {
-                (None, None) => return Err(err(format!("{command} needs {{\"seed\": N}} or {{\"faults\": file}}"))),
-                (seed, faults) => {
-                    if let Some(s) = seed {
-                        v.extend(["--seed".into(), s.to_string()]);
-                    }
-                    if let Some(f) = faults {
-                        v.extend(["--faults".into(), f.to_string()]);
-                    }
-                }
-            }
-        }
-        Ok(v)
-    }
-
     async fn status(&self, message: String) {
         let running: Vec<Value> = self.jobs.running.iter().map(|j| json!({ "token": j.key(), "title": j.title, "config": j.config })).collect();
         self.client.send_notification::<Status>(json!({ "message": message, "running": running })).await;
+    }
+
+    /// The progress token of a command: the client's, or one the daemon
+    /// asks a client that offered progress to create. The request is not
+    /// awaited here: `Progress::ready` begins reporting once it is accepted.
+    fn progress_for(&self, given: Option<NumberOrString>, title: &str) -> Progress {
+        let token = match given {
+            Some(NumberOrString::String(s)) => s,
+            Some(NumberOrString::Number(n)) => n.to_string(),
+            None if self.caps().work_done_progress => {
+                let token = self.jobs.next_token();
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let client = self.client.clone();
+                let t = NumberOrString::String(token.clone());
+                tokio::spawn(async move {
+                    let accepted = matches!(tokio::time::timeout(PROGRESS_CREATE_ANSWER_MAX, client.create_work_done_progress(t)).await, Ok(Ok(())));
+                    let _ = tx.send(accepted);
+                });
+                return Progress { token, title: title.to_string(), client: self.client.clone(), state: ProgressState::Creating(rx) };
+            }
+            None => return Progress { token: self.jobs.next_token(), title: title.to_string(), client: self.client.clone(), state: ProgressState::Off },
+        };
+        Progress { token, title: title.to_string(), client: self.client.clone(), state: ProgressState::Accepted }
     }
 
     async fn execute(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
@@ -191,24 +127,20 @@ impl Backend {
             return Err(err(format!("unknown command {}", params.command)));
         }
         let config = self.config_arg(&args)?;
-        let cli = self.cli_args(&params.command, &args, &config)?;
-        let token = match params.work_done_progress_params.work_done_token {
-            Some(NumberOrString::String(s)) => s,
-            Some(NumberOrString::Number(n)) => n.to_string(),
-            None => {
-                let t = self.jobs.next_token();
-                let _ = self.client.create_work_done_progress(NumberOrString::String(t.clone())).await;
-                t
-            }
-        };
+        let cli = commands::cli_args(&params.command, &args, &config).map_err(err)?;
+        if self.jobs.running.len() >= JOBS_MAX {
+            return Err(err(format!("{JOBS_MAX} seedfall jobs are running already; stop one first")));
+        }
         let title = format!("seedfall {}", &params.command["seedfall.".len()..]);
-        let progress = self.client.progress(NumberOrString::String(token.clone()), title.clone()).with_percentage(0).with_cancel_button().begin().await;
+        let mut progress = self.progress_for(params.work_done_progress_params.work_done_token, &title);
+        progress.ready(None, 0).await;
         self.status(format!("{title}: started")).await;
+        self.inbox.job_started(config.clone());
         let (tx, mut rx) = tokio::sync::mpsc::channel::<Event>(256);
         let jobs = self.jobs.clone();
-        let run_config = config.clone();
+        let (token, run_config, job_title) = (progress.token.clone(), config.clone(), title.clone());
         let job = tokio::spawn(async move {
-            jobs.run(&token, &title, Some(run_config), cli, |e| {
+            jobs.run(&token, &job_title, Some(run_config), cli, |e| {
                 let _ = tx.try_send(e);
             })
             .await
@@ -221,12 +153,12 @@ impl Backend {
                     let pct = (done * 100 / total.max(1)) as u32;
                     if pct != last_pct {
                         last_pct = pct;
-                        progress.report_with_message(format!("{done}/{total} runs"), pct, None).await;
+                        progress.ready(Some(format!("{done}/{total} runs")), pct).await;
                     }
                 }
                 Event::Round(r) => {
                     let msg = format!("exploring: round {}, corpus {}, {} failures", r["round"], r["corpus"], r["failures"]);
-                    progress.report_with_message(msg.clone(), 0, None).await;
+                    progress.ready(Some(msg.clone()), 0).await;
                     rounds.push(r.clone());
                     self.state.rounds.insert(config.clone(), rounds.clone());
                     self.client.send_notification::<RoundFinished>(json!({ "config": config, "round": r })).await;
@@ -234,22 +166,21 @@ impl Backend {
                 }
             }
         }
-        let out = job.await.map_err(|_| Error::internal_error())?.map_err(err)?;
-        progress.finish_with_message(if out.cancelled { "cancelled" } else { "done" }).await;
+        let out = job.await.map_err(|_| Error::internal_error());
+        // Whatever the job did, the config is reread before the answer, so
+        // a client that asks right after sees the new state.
+        self.inbox.job_ended(config.clone()).await;
+        let out = out?.map_err(err)?;
+        progress.finish(if out.cancelled { "cancelled" } else { "done" }).await;
         self.status(String::new()).await;
-        self.refresh_and_publish(Some(vec![config])).await;
         if out.cancelled {
             return Ok(Some(json!({ "cancelled": true })));
         }
-        let parsed: Value = if params.command == "seedfall.inspect" {
-            Value::Array(out.stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
-        } else {
-            serde_json::from_str(&out.stdout).unwrap_or_else(|_| Value::String(out.stdout.clone()))
-        };
-        if out.code == 2 {
-            return Err(err(out.stderr.trim().to_string()));
+        if out.code == 2 || out.code < 0 {
+            let why = if out.stderr.trim().is_empty() { format!("seedfall exited with {}", out.code) } else { out.stderr.trim().to_string() };
+            return Err(err(why));
         }
-        Ok(Some(json!({ "exit": out.code, "result": parsed })))
+        Ok(Some(commands::answer(&params.command, out.code, &out.stdout)))
     }
 
     // Custom requests (docs/lsp.md).
@@ -273,15 +204,26 @@ impl Backend {
         Ok(Value::Array(out))
     }
     pub async fn properties(&self, _p: Value) -> Result<Value> {
-        Ok(Value::Array(self.state.configs.iter().map(|c| json!({ "config": c.path, "last_run": c.last_run })).collect()))
+        Ok(Value::Array(
+            self.state
+                .configs
+                .iter()
+                .map(|c| {
+                    // Sources resolved against the config's folder, as every path the daemon hands out.
+                    let mut last = c.last_run.clone();
+                    for p in last.as_mut().and_then(|l| l["properties"].as_array_mut()).into_iter().flatten() {
+                        if let Some(f) = p["source"]["file"].as_str() {
+                            p["source"]["file"] = json!(c.resolve(f));
+                        }
+                    }
+                    json!({ "config": c.path, "last_run": last })
+                })
+                .collect(),
+        ))
     }
     pub async fn timeline(&self, p: Value) -> Result<Value> {
         let params = ExecuteCommandParams { command: "seedfall.inspect".into(), arguments: vec![p], work_done_progress_params: Default::default() };
         Ok(self.execute(params).await?.and_then(|v| v.get("result").cloned()).unwrap_or(Value::Null))
-    }
-    pub async fn malformed(&self, p: Value) {
-        let why = p["error"].as_str().unwrap_or("malformed");
-        self.client.log_message(MessageType::ERROR, format!("seedfall: ignored a malformed message from the client ({why})")).await;
     }
 
     pub async fn cancel_progress(&self, p: WorkDoneProgressCancelParams) {
@@ -290,6 +232,65 @@ impl Backend {
             NumberOrString::Number(n) => n.to_string(),
         };
         self.jobs.cancel(&token);
+    }
+
+    /// A config being typed is checked against the editor's text, not the disk's.
+    fn text_changed(&self, u: &Uri, text: Option<String>) {
+        let Some(p) = path(u) else { return };
+        let is_config = p.file_name().is_some_and(|n| crate::state::is_config_name(&n.to_string_lossy()));
+        if is_config && self.state.within_roots(&p) {
+            self.inbox.text(p, text);
+        }
+    }
+}
+
+enum ProgressState {
+    /// The client has not offered progress: none is reported.
+    Off,
+    /// The daemon asked the client to create the token; not answered yet.
+    Creating(tokio::sync::oneshot::Receiver<bool>),
+    /// The token may be used; `begin` not sent yet.
+    Accepted,
+    Begun(tower_lsp_server::OngoingProgress<tower_lsp_server::Bounded, tower_lsp_server::Cancellable>),
+}
+
+/// `$/progress` of one command, begun only once its token may be used.
+struct Progress {
+    token: String,
+    title: String,
+    client: Client,
+    state: ProgressState,
+}
+
+impl Progress {
+    /// Reports (beginning first, when the token has just become usable).
+    async fn ready(&mut self, message: Option<String>, pct: u32) {
+        if let ProgressState::Creating(rx) = &mut self.state {
+            self.state = match rx.try_recv() {
+                Ok(true) => ProgressState::Accepted,
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => return,
+                Ok(false) | Err(_) => ProgressState::Off,
+            };
+        }
+        match std::mem::replace(&mut self.state, ProgressState::Off) {
+            ProgressState::Accepted => {
+                let p = self.client.progress(NumberOrString::String(self.token.clone()), self.title.clone()).with_percentage(pct).with_cancel_button().begin().await;
+                self.state = ProgressState::Begun(p);
+            }
+            ProgressState::Begun(p) => {
+                if let Some(m) = message {
+                    p.report_with_message(m, pct, None).await;
+                }
+                self.state = ProgressState::Begun(p);
+            }
+            other => self.state = other,
+        }
+    }
+
+    async fn finish(self, message: &str) {
+        if let ProgressState::Begun(p) = self.state {
+            p.finish_with_message(message.to_string()).await;
+        }
     }
 }
 
@@ -304,6 +305,15 @@ impl LanguageServer for Backend {
             }
         }
         *self.state.roots.write().unwrap() = roots;
+        let _ = self.caps.set(ClientCaps::of(&params.capabilities));
+        // The first scan happens before the answer: lens requests that
+        // follow find the workspace read, and need no refresh later.
+        let (s, cache) = (self.state.clone(), self.lenses.clone());
+        let _ = tokio::task::spawn_blocking(move || {
+            s.refresh_all();
+            *cache.write().unwrap() = crate::lenses::all(&s);
+        })
+        .await;
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
@@ -317,7 +327,9 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        self.refresh_and_publish(None).await;
+        tokio::spawn(refresh::run(self.inbox.clone(), self.state.clone(), self.client.clone(), self.caps(), self.lenses.clone()));
+        // The loop's first batch publishes what the scan found.
+        self.inbox.rescan();
         self.start_watching();
         let n = self.state.configs.len();
         self.client.log_message(MessageType::INFO, format!("seedfall: watching {n} config{}", if n == 1 { "" } else { "s" })).await;
@@ -329,17 +341,17 @@ impl LanguageServer for Backend {
     }
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
-        self.text_changed(&p.text_document.uri, Some(p.text_document.text)).await;
+        self.text_changed(&p.text_document.uri, Some(p.text_document.text));
     }
 
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
         if let Some(change) = p.content_changes.into_iter().last() {
-            self.text_changed(&p.text_document.uri, Some(change.text)).await;
+            self.text_changed(&p.text_document.uri, Some(change.text));
         }
     }
 
     async fn did_close(&self, p: DidCloseTextDocumentParams) {
-        self.text_changed(&p.text_document.uri, None).await;
+        self.text_changed(&p.text_document.uri, None);
     }
 
     async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
@@ -347,32 +359,10 @@ impl LanguageServer for Backend {
         if !self.state.within_roots(&file) {
             return Err(err(format!("{} is outside the workspace", file.display())));
         }
-        let s = self.state.clone();
-        let lenses = tokio::task::spawn_blocking(move || lenses::for_file(&s, &file)).await.map_err(|_| Error::internal_error())?;
-        Ok(Some(lenses))
+        Ok(Some(self.lenses.read().unwrap().get(&file).cloned().unwrap_or_default()))
     }
 
     async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<Value>> {
         self.execute(p).await
-    }
-}
-
-impl Backend {
-    /// A config being typed is checked against the editor's text, not the disk's.
-    async fn text_changed(&self, u: &Uri, text: Option<String>) {
-        let Some(p) = path(u) else { return };
-        let is_config = p.file_name().is_some_and(|n| crate::state::is_config_name(&n.to_string_lossy()));
-        if !is_config || !self.state.within_roots(&p) {
-            return;
-        }
-        match text {
-            Some(t) => {
-                self.state.open_texts.insert(p.clone(), t);
-            }
-            None => {
-                self.state.open_texts.remove(&p);
-            }
-        }
-        self.refresh_and_publish(Some(vec![p])).await;
     }
 }

@@ -24,7 +24,7 @@ pub struct FailureView {
     pub details: Option<String>,
     pub kind: String,
     pub time_ns: u64,
-    /// The failing source line (absolute file, 1-based line), when known.
+    /// The failing source line (file resolved against the config's folder, 1-based line), when known.
     pub source: Option<(PathBuf, u32)>,
 }
 
@@ -49,8 +49,15 @@ pub struct State {
     pub open_texts: DashMap<PathBuf, String>,
 }
 
+/// Files seedfall itself once wrote beside a config under a config-like
+/// name: never configs.
+const NOT_CONFIGS: &[&str] = &["seedfall-findings.json"];
+
+/// A config is `seedfall.json` or `seedfall<sep><name>.json` (`seedfall.fixed.json`).
+/// Nothing seedfall writes is named so (its outputs live under `.seedfall/`).
 pub fn is_config_name(name: &str) -> bool {
-    name.starts_with("seedfall") && name.ends_with(".json")
+    let Some(rest) = name.strip_prefix("seedfall").and_then(|r| r.strip_suffix(".json")) else { return false };
+    (rest.is_empty() || rest.starts_with(['.', '-', '_'])) && !NOT_CONFIGS.contains(&name)
 }
 
 /// Every seedfall config under the roots (bounded depth and count).
@@ -75,6 +82,14 @@ pub fn find_configs(roots: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+impl ConfigView {
+    /// A path from a record: relative to the config's folder (absolute in
+    /// records written before version 2, which join leaves as it is).
+    pub fn resolve(&self, recorded: &str) -> PathBuf {
+        self.path.parent().unwrap_or(Path::new("/")).join(recorded)
+    }
+}
+
 fn read_failures(config: &Config) -> Vec<FailureView> {
     let dir = seedfall_search::artifacts::failures_dir(config);
     let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
@@ -86,7 +101,7 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
         let Ok(text) = std::fs::read_to_string(e.path().join("summary.json")) else { continue };
         let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
         let f = &v["failure"];
-        let source = v["source"]["file"].as_str().zip(v["source"]["line"].as_u64()).map(|(file, line)| (PathBuf::from(file), line as u32));
+        let source = v["source"]["file"].as_str().zip(v["source"]["line"].as_u64()).map(|(file, line)| (config.dir().join(file), line as u32));
         out.push(FailureView {
             folder: e.path(),
             seed: v["seed"].as_u64().unwrap_or(0),
@@ -98,6 +113,8 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
             source,
         });
     }
+    // Seed order, not name order (seed 2 before seed 14).
+    out.sort_by_key(|f| f.seed);
     out
 }
 
@@ -147,5 +164,20 @@ impl State {
 
     pub fn within_roots(&self, p: &Path) -> bool {
         self.roots.read().unwrap().iter().any(|r| p.starts_with(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_config_name;
+
+    #[test]
+    fn configs_by_name_and_never_our_outputs() {
+        for yes in ["seedfall.json", "seedfall.fixed.json", "seedfall-ci.json", "seedfall_x.json"] {
+            assert!(is_config_name(yes), "{yes}");
+        }
+        for no in ["seedfall-findings.json", "seedfallish.json", "seedfall.jsonc", "my-seedfall.json", "seedfall"] {
+            assert!(!is_config_name(no), "{no}");
+        }
     }
 }

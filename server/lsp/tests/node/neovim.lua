@@ -1,13 +1,25 @@
 -- Headless Neovim (0.7: vim.lsp.start_client) against `seedfall lsp`:
--- opens main.go of a workspace that holds a failure and waits for the
--- failure diagnostic. Writes "ok <line> <message>" or "fail <why>" to OUT.
+-- opens main.go of a workspace that holds a failure, waits for the failure
+-- diagnostic, then stays idle for 10 seconds counting what the daemon says.
+-- Writes "ok <line> <publishes> <refreshes> <message>" or "fail <why>" to OUT.
 local bin, ws, out = os.getenv('SEEDFALL_BIN'), os.getenv('WS'), os.getenv('OUT')
 local function finish(text)
   local f = io.open(out, 'w'); f:write(text); f:close()
   vim.cmd('qa!')
 end
-local client = vim.lsp.start_client({ cmd = { bin, 'lsp' }, root_dir = ws, name = 'seedfall',
-  workspace_folders = { { uri = vim.uri_from_fname(ws), name = 'ws' } } })
+local publishes, refreshes = 0, 0
+local client = vim.lsp.start_client({ cmd = { bin, 'lsp', '--stdio' }, root_dir = ws, name = 'seedfall',
+  workspace_folders = { { uri = vim.uri_from_fname(ws), name = 'ws' } },
+  handlers = {
+    ['textDocument/publishDiagnostics'] = function(...)
+      publishes = publishes + 1
+      return vim.lsp.diagnostic.on_publish_diagnostics(...)
+    end,
+    ['workspace/codeLens/refresh'] = function()
+      refreshes = refreshes + 1
+      return vim.NIL
+    end,
+  } })
 if not client then finish('fail: no client') return end
 vim.cmd('edit ' .. ws .. '/main.go')
 local buf = vim.api.nvim_get_current_buf()
@@ -19,4 +31,7 @@ vim.wait(20000, function()
   end
   return false
 end, 50)
-if found then finish('ok ' .. found.lnum .. ' ' .. found.message) else finish('fail: no failure diagnostic') end
+if not found then finish('fail: no failure diagnostic') return end
+-- Idle: nothing changes, so the daemon must say nothing.
+vim.wait(10000, function() return false end, 100)
+finish('ok ' .. found.lnum .. ' ' .. publishes .. ' ' .. refreshes .. ' ' .. found.message)
