@@ -1,17 +1,17 @@
 // commands.ts: every palette command as a factory over what it needs, with
 // quick picks for what is missing (which config, which seed). All work is
 // routed through the daemon (workspace/executeCommand), so the editor and
-// the CLI write the same artifacts.
+// the CLI write the same artifacts; `execute` also shows what each did
+// (results.ts), the same for a palette command as for a lens.
 import * as vscode from 'vscode';
-import type { Failure, TimelineEvent } from './lsp_ext';
+import type { Failure } from './lsp_ext';
 
 export interface Deps {
-  /** Executes a daemon command, e.g. ('seedfall.replay', {config, seed}). */
+  /** Executes a daemon command, e.g. ('seedfall.replay', {config, seed}), and shows its result. */
   execute(command: string, args: Record<string, unknown>): Promise<unknown>;
   fetch<T>(method: string, params?: unknown): Promise<T>;
+  /** The workspace's configs, as the daemon found them. */
   configs(): Promise<string[]>;
-  showResult(title: string, result: unknown): void;
-  openTimeline(title: string, events: TimelineEvent[]): void;
   refresh(): Promise<void>;
   restart(): Promise<void>;
   settings: { seeds(): string; rounds(): number };
@@ -59,40 +59,31 @@ async function pickRun(d: Deps, arg: unknown): Promise<Target | undefined> {
 }
 
 export function createCommands(d: Deps): Record<string, (...args: unknown[]) => Promise<void>> {
-  const onTarget = (command: string, title: string, after?: (r: unknown, t: Target) => void) => async (arg?: unknown) => {
+  const onTarget = (command: string) => async (arg?: unknown) => {
     const t = await pickRun(d, arg);
     if (!t) return;
-    const r = await d.execute(command, t);
-    if (after) after(r, t); else d.showResult(`${title} seed ${t.seed ?? ''}`, r);
-    await d.refresh();
+    await d.execute(command, t);
   };
   return {
     'seedfall.ui.runSweep': async (arg?: unknown) => {
       const config = await pickConfig(d, targetOf(arg).config);
       if (!config) return;
-      d.showResult('Run sweep', await d.execute('seedfall.run', { config, seeds: d.settings.seeds() }));
-      await d.refresh();
+      await d.execute('seedfall.run', { config, seeds: d.settings.seeds() });
     },
     'seedfall.ui.explore': async (arg?: unknown) => {
       const config = await pickConfig(d, targetOf(arg).config);
       if (!config) return;
-      d.showResult('Explore', await d.execute('seedfall.explore', { config, rounds: d.settings.rounds() }));
-      await d.refresh();
+      await d.execute('seedfall.explore', { config, rounds: d.settings.rounds() });
     },
     'seedfall.ui.stop': async () => {
       await d.execute('seedfall.stop', {});
     },
-    'seedfall.ui.replay': onTarget('seedfall.replay', 'Replay'),
-    'seedfall.ui.shrink': onTarget('seedfall.shrink', 'Shrink'),
-    'seedfall.ui.cause': onTarget('seedfall.cause', 'Cause'),
-    'seedfall.ui.pin': onTarget('seedfall.pin', 'Pin'),
-    'seedfall.ui.inspect': onTarget('seedfall.inspect', 'Inspect', (r, t) => {
-      const events = ((r as { result?: TimelineEvent[] })?.result ?? []) as TimelineEvent[];
-      d.openTimeline(`seed ${t.seed ?? ''}`, events);
-    }),
-    'seedfall.ui.timeline': onTarget('seedfall.inspect', 'Timeline', (r, t) => {
-      d.openTimeline(`seed ${t.seed ?? ''}`, ((r as { result?: TimelineEvent[] })?.result ?? []) as TimelineEvent[]);
-    }),
+    'seedfall.ui.replay': onTarget('seedfall.replay'),
+    'seedfall.ui.shrink': onTarget('seedfall.shrink'),
+    'seedfall.ui.cause': onTarget('seedfall.cause'),
+    'seedfall.ui.pin': onTarget('seedfall.pin'),
+    'seedfall.ui.inspect': onTarget('seedfall.inspect'),
+    'seedfall.ui.timeline': onTarget('seedfall.inspect'),
     'seedfall.ui.restartServer': async () => d.restart(),
     'seedfall.ui.refresh': async () => d.refresh(),
   };

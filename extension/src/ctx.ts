@@ -7,16 +7,21 @@ import { createClient } from './client';
 import { findServer } from './bootstrap';
 import { createCommands, Deps } from './commands';
 import * as config from './config';
-import { notifications, Failure, Status, TimelineEvent } from './lsp_ext';
+import { notifications, requests, ConfigInfo, Failure, Status, TimelineEvent } from './lsp_ext';
+import { OutputDocuments, Presenter, runCommand } from './results';
 import { StatusBar } from './status';
 import { openTimeline } from './timeline';
 import { CorpusTree, FailuresTree, PropertiesTree, RoundsTree } from './trees';
+
+/** Context key the Failures view's welcome text depends on. */
+export const HAS_CONFIGS = 'seedfall.hasConfigs';
 
 export class Ctx {
   client: LanguageClient | undefined;
   readonly output: vscode.LogOutputChannel;
   readonly status: StatusBar;
   readonly trees: { failures: FailuresTree; corpus: CorpusTree; rounds: RoundsTree; properties: PropertiesTree };
+  readonly documents = new OutputDocuments();
   private clientDisposables: vscode.Disposable[] = [];
 
   constructor(readonly extension: vscode.ExtensionContext) {
@@ -27,6 +32,7 @@ export class Ctx {
     extension.subscriptions.push(
       this.output,
       this.status.item,
+      vscode.workspace.registerTextDocumentContentProvider(OutputDocuments.scheme, this.documents),
       vscode.window.registerTreeDataProvider('seedfall.failures', this.trees.failures),
       vscode.window.registerTreeDataProvider('seedfall.corpus', this.trees.corpus),
       vscode.window.registerTreeDataProvider('seedfall.rounds', this.trees.rounds),
@@ -46,17 +52,27 @@ export class Ctx {
     return this.client.sendRequest<T>(method, params);
   }
 
+  presenter(): Presenter {
+    return {
+      output: this.output,
+      showDocument: (title, text) => this.documents.show(title, text),
+      openTimeline: (title, events) => void this.timeline(title, events),
+      showFailures: () => void vscode.commands.executeCommand('seedfall.failures.focus'),
+    };
+  }
+
+  /** Runs a daemon command, shows what it did, refreshes the trees. */
+  async run(command: string, args: Record<string, unknown>, send: () => Promise<unknown>): Promise<unknown> {
+    const r = await runCommand(command, args, send, this.presenter());
+    await this.refreshTrees();
+    return r;
+  }
+
   deps(): Deps {
     return {
-      execute: (command, args) => this.request(ExecuteCommandRequest.method, { command, arguments: [args] }),
+      execute: (command, args) => this.run(command, args, () => this.request(ExecuteCommandRequest.method, { command, arguments: [args] })),
       fetch: (method, params) => this.request(method, params ?? {}),
-      configs: async () => (await vscode.workspace.findFiles('**/seedfall*.json', '**/{node_modules,target,.seedfall}/**')).map((u) => u.fsPath).sort(),
-      showResult: (title, result) => {
-        this.output.appendLine(`== ${title}`);
-        this.output.appendLine(JSON.stringify(result, null, 2));
-        this.output.show(true);
-      },
-      openTimeline: (title, events) => void this.timeline(title, events),
+      configs: async () => (await this.request<ConfigInfo[]>(requests.configs, {})).map((c) => c.config),
       refresh: () => this.refreshTrees(),
       restart: () => this.restart(),
       settings: { seeds: config.sweepSeeds, rounds: config.exploreRounds },
@@ -71,20 +87,24 @@ export class Ctx {
   }
 
   async refreshTrees(): Promise<void> {
+    const configs = await this.request<ConfigInfo[]>(requests.configs, {}).catch(() => [] as ConfigInfo[]);
+    await vscode.commands.executeCommand('setContext', HAS_CONFIGS, configs.length > 0);
     await Promise.all(Object.values(this.trees).map((t) => t.refresh()));
   }
 
   async start(): Promise<void> {
     const bin = findServer(this.extension.extensionPath);
-    this.output.appendLine(`seedfall: starting ${bin} lsp`);
-    const client = createClient(bin, this.output);
+    this.output.info(`starting ${bin} lsp`);
+    const client = createClient(bin, this.output, (command, args, send) => this.run(command, args, send));
     this.client = client;
     this.clientDisposables.push(
       client.onNotification(notifications.status, (s: Status) => this.status.update(s)),
       client.onNotification(notifications.roundFinished, () => void this.trees.rounds.refresh()),
       client.onNotification(notifications.failureFound, () => void this.trees.failures.refresh()),
+      client.onNotification(notifications.changed, () => void this.refreshTrees()),
     );
     await client.start();
+    this.output.info(`the daemon is running (${client.initializeResult?.serverInfo?.name} ${client.initializeResult?.serverInfo?.version})`);
     await this.refreshTrees();
   }
 

@@ -1,6 +1,7 @@
 // lsp_ext.ts mirrors the daemon's own messages (server/lsp/src/protocol.rs,
 // documented in docs/lsp.md) one to one.
 export const requests = {
+  configs: 'seedfall/configs',
   failures: 'seedfall/failures',
   corpus: 'seedfall/corpus',
   rounds: 'seedfall/rounds',
@@ -12,12 +13,14 @@ export const notifications = {
   roundFinished: 'seedfall/roundFinished',
   failureFound: 'seedfall/failureFound',
   status: 'seedfall/status',
+  changed: 'seedfall/changed',
 } as const;
 
 /** Commands the daemon executes; the language client registers them itself. */
 export const serverCommands = ['seedfall.run', 'seedfall.explore', 'seedfall.stop', 'seedfall.replay', 'seedfall.shrink', 'seedfall.inspect', 'seedfall.cause', 'seedfall.pin'] as const;
 
 export interface Source { file: string; line: number }
+export interface ConfigInfo { config: string; name: string | null; error: string | null }
 export interface Failure {
   config: string; seed: number; node: string; kind: string; message: string; details?: string | null;
   time_ns: number; folder: string; faults: string; source?: Source | null;

@@ -4,17 +4,13 @@ import * as vscode from 'vscode';
 import { createCommands, Deps } from '../src/commands';
 import { StatusBar } from '../src/status';
 
-function deps(over: Partial<Deps> = {}): Deps & { calls: [string, Record<string, unknown>][]; timelines: string[] } {
+function deps(over: Partial<Deps> = {}): Deps & { calls: [string, Record<string, unknown>][] } {
   const calls: [string, Record<string, unknown>][] = [];
-  const timelines: string[] = [];
   return {
     calls,
-    timelines,
-    execute: async (c, a) => { calls.push([c, a]); return { exit: 0, result: c === 'seedfall.inspect' ? [{ event: 'start', time_ns: 0, step: 0 }] : {} }; },
+    execute: async (c, a) => { calls.push([c, a]); return { exit: 0, result: {} }; },
     fetch: async <T>() => [] as unknown as T,
     configs: async () => ['/ws/a/seedfall.json', '/ws/b/seedfall.json'],
-    showResult: () => undefined,
-    openTimeline: (title) => { timelines.push(title); },
     refresh: async () => undefined,
     restart: async () => undefined,
     settings: { seeds: () => '1-50', rounds: () => 12 },
@@ -49,8 +45,7 @@ describe('commands', () => {
     await createCommands(d)['seedfall.ui.shrink'](item);
     await createCommands(d)['seedfall.ui.inspect'](item);
     expect(d.calls[0]).toEqual(['seedfall.shrink', { config: '/ws/a/seedfall.json', seed: 6, faults: '/f/faults.json' }]);
-    expect(d.calls[1][0]).toBe('seedfall.inspect');
-    expect(d.timelines).toEqual(['seed 6'], 'inspect opens the timeline');
+    expect(d.calls[1]).toEqual(['seedfall.inspect', { config: '/ws/a/seedfall.json', seed: 6, faults: '/f/faults.json' }]);
   });
 
   it('a dismissed quick pick runs nothing', async () => {

@@ -3,7 +3,7 @@
 //!
 //! It says what is new, what still fails and what got fixed: findings (a
 //! failure signature: node and message, or a property's never-reached /
-//! never-true verdict) are tracked across reports in `seedfall-findings.json`
+//! never-true verdict) are tracked across reports in `.seedfall/findings.json`
 //! next to the config, each one `new`, `ongoing`, `resolved` or `regressed`.
 use crate::output;
 use seedfall_search::{Project, SweepSummary};
@@ -99,10 +99,27 @@ fn now_label() -> String {
     format!("unix time {secs}")
 }
 
+/// Where findings are tracked: under `.seedfall/`, with everything else
+/// seedfall writes, so that nothing it writes is named like a config.
+pub fn findings_path(config_dir: &Path) -> std::path::PathBuf {
+    config_dir.join(".seedfall").join("findings.json")
+}
+
+/// Where versions before 0.2 kept it (read once, then removed).
+const LEGACY_FINDINGS: &str = "seedfall-findings.json";
+
 /// Updates the findings file; returns each current finding's status, and the resolved ones.
 fn track(config_dir: &Path, current: &[String]) -> (BTreeMap<String, String>, Vec<String>) {
-    let path = config_dir.join("seedfall-findings.json");
-    let mut file: FindingsFile = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let path = findings_path(config_dir);
+    let legacy = config_dir.join(LEGACY_FINDINGS);
+    let from = if path.is_file() { path.clone() } else { legacy.clone() };
+    let mut file: FindingsFile = match std::fs::read_to_string(&from) {
+        Err(_) => FindingsFile::default(),
+        Ok(t) => serde_json::from_str(&t).unwrap_or_else(|e| {
+            eprintln!("seedfall: {} cannot be read ({e}); findings are tracked afresh", from.display());
+            FindingsFile::default()
+        }),
+    };
     let stamp = now_label();
     let mut status = BTreeMap::new();
     for f in current {
@@ -123,7 +140,13 @@ fn track(config_dir: &Path, current: &[String]) -> (BTreeMap<String, String>, Ve
         }
     }
     file.version = FINDINGS_VERSION;
-    let _ = seedfall_search::cache::write_atomic(&path, &serde_json::to_vec_pretty(&file).unwrap());
+    match seedfall_search::cache::write_atomic(&path, &serde_json::to_vec_pretty(&file).unwrap()) {
+        Ok(()) if from == legacy => {
+            let _ = std::fs::remove_file(&legacy);
+        }
+        Ok(()) => {}
+        Err(e) => eprintln!("seedfall: cannot write {}: {e}", path.display()),
+    }
     (status, resolved)
 }
 

@@ -223,3 +223,48 @@ fn explore_rust_twin_passes_a_plain_sweep() {
     assert_eq!(vault["in_catalog"], true, "from the Rust catalog section");
     assert_eq!(vault["runs_hit"], 0);
 }
+
+/// Records name files relative to the config's folder: a workspace moved
+/// elsewhere (or cloned with its `.seedfall/`) still points at its sources.
+#[test]
+fn records_hold_paths_relative_to_the_config() {
+    let dir = scratch("relative-records");
+    let src = repo().join("examples/kvlog");
+    for f in ["main.go", "go.mod", "seedfall.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let gomod = std::fs::read_to_string(dir.join("go.mod")).unwrap().replace("=> ../../sdk/go", &format!("=> {}", repo().join("sdk/go").display()));
+    std::fs::write(dir.join("go.mod"), gomod).unwrap();
+    let cfg = dir.join("seedfall.json");
+    let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-20"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let failures = dir.join(".seedfall/failures");
+    let folder = std::fs::read_dir(&failures).unwrap().flatten().next().unwrap().path();
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(folder.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["version"], 2);
+    assert_eq!(summary["config_path"], "seedfall.json");
+    assert_eq!(summary["source"]["file"], "main.go");
+    assert_eq!(summary["source"]["line"], line_of(&dir.join("main.go"), "acknowledged writes survive crashes") as u64);
+    let name = folder.file_name().unwrap().to_str().unwrap();
+    assert!(summary["replay"].as_str().unwrap().ends_with(&format!("-faults .seedfall/failures/{name}/faults.json")), "{}", summary["replay"]);
+    let last_run = std::fs::read_dir(dir.join(".seedfall/last-run")).unwrap().flatten().next().unwrap().path();
+    let last: Value = serde_json::from_str(&std::fs::read_to_string(last_run).unwrap()).unwrap();
+    assert_eq!(last["version"], 2);
+    for p in last["properties"].as_array().unwrap() {
+        assert_eq!(p["source"]["file"], "main.go", "{p}");
+        assert!(!p["location"].as_str().unwrap().starts_with('/'), "{p}");
+    }
+    // Nothing seedfall wrote names this machine's folders.
+    for e in walk(&dir.join(".seedfall")) {
+        let text = std::fs::read_to_string(&e).unwrap_or_default();
+        assert!(!text.contains(dir.to_str().unwrap()), "{} holds an absolute path", e.display());
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().is_dir() { out.extend(walk(&e.path())) } else { out.push(e.path()) }
+    }
+    out
+}

@@ -48,6 +48,7 @@ pub fn serve_stdio() -> i32 {
     };
     runtime.block_on(async {
         let (service, socket) = LspService::build(server::Backend::new)
+            .custom_method("seedfall/configs", server::Backend::configs)
             .custom_method("seedfall/corpus", server::Backend::corpus)
             .custom_method("seedfall/rounds", server::Backend::rounds)
             .custom_method("seedfall/failures", server::Backend::failures)

@@ -19,6 +19,7 @@ macro_rules! notification {
 notification!(RoundFinished, "seedfall/roundFinished");
 notification!(FailureFound, "seedfall/failureFound");
 notification!(Status, "seedfall/status");
+notification!(Changed, "seedfall/changed");
 
 pub fn uri(path: &Path) -> Option<Uri> {
     Uri::from_file_path(path)

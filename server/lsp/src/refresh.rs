@@ -10,7 +10,9 @@
 //! - `workspace/codeLens/refresh` only when some lens differs, only to a
 //!   client that declared `workspace.codeLens.refreshSupport`, at most one
 //!   in flight, and never awaited by the loop itself;
-//! - `seedfall/failureFound` for each failure folder that is new.
+//! - `seedfall/failureFound` for each failure folder that is new;
+//! - `seedfall/changed` when what the extension's trees show (configs,
+//!   failures, last sweeps, corpus) differs, naming the configs concerned.
 //!
 //! Bounds: the inbox holds at most one text per open config and
 //! `PATHS_PENDING_MAX` changed paths (beyond that it rescans everything);
@@ -163,6 +165,7 @@ pub async fn run(inbox: Arc<Inbox>, state: Arc<State>, client: Client, caps: Cli
     let mut published: BTreeMap<PathBuf, Vec<Diagnostic>> = BTreeMap::new();
     let flight = Arc::new(Mutex::new(RefreshFlight::default()));
     let mut first = true;
+    let mut shown: BTreeMap<PathBuf, u64> = BTreeMap::new();
     loop {
         inbox.wake.notified().await;
         // Wait for a quiet moment, so a burst becomes one batch.
@@ -215,6 +218,12 @@ pub async fn run(inbox: Arc<Inbox>, state: Arc<State>, client: Client, caps: Cli
                 }
             }
         }
+        let now_shown = tree_digests(&state);
+        let changed: Vec<&PathBuf> = now_shown.keys().chain(shown.keys()).filter(|c| shown.get(*c) != now_shown.get(*c)).collect::<BTreeSet<_>>().into_iter().collect();
+        if !first && !changed.is_empty() {
+            client.send_notification::<Changed>(json!({ "configs": changed })).await;
+        }
+        shown = now_shown;
         first = false;
         let s = state.clone();
         let Ok((now, lenses)) = tokio::task::spawn_blocking(move || (diagnostics::compute(&s), lenses::all(&s))).await else { continue };
@@ -232,6 +241,26 @@ pub async fn run(inbox: Arc<Inbox>, state: Arc<State>, client: Client, caps: Cli
             let _ = d.send(());
         }
     }
+}
+
+/// A digest per config of what the trees show of it.
+fn tree_digests(state: &State) -> BTreeMap<PathBuf, u64> {
+    use std::hash::{Hash, Hasher};
+    state
+        .configs
+        .iter()
+        .map(|c| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            c.parsed.as_ref().err().map(|e| e.message.clone()).hash(&mut h);
+            for f in &c.failures {
+                (&f.folder, f.seed, &f.message).hash(&mut h);
+            }
+            c.last_run.as_ref().map(|v| v.to_string()).hash(&mut h);
+            serde_json::Value::Array(c.corpus.clone()).to_string().hash(&mut h);
+            c.stale_corpus.hash(&mut h);
+            (c.key().clone(), h.finish())
+        })
+        .collect()
 }
 
 fn failure_folders(state: &State) -> BTreeSet<PathBuf> {

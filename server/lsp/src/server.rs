@@ -184,6 +184,16 @@ impl Backend {
     }
 
     // Custom requests (docs/lsp.md).
+    pub async fn configs(&self, _p: Value) -> Result<Value> {
+        let mut all: Vec<Value> = self
+            .state
+            .configs
+            .iter()
+            .map(|c| json!({ "config": c.path, "name": c.parsed.as_ref().ok().map(|p| p.name.clone()), "error": c.parsed.as_ref().err().map(|e| format!("{}: {}", e.json_path, e.message)) }))
+            .collect();
+        all.sort_by(|a, b| a["config"].as_str().cmp(&b["config"].as_str()));
+        Ok(Value::Array(all))
+    }
     pub async fn corpus(&self, _p: Value) -> Result<Value> {
         Ok(Value::Array(self.state.configs.iter().map(|c| json!({ "config": c.path, "entries": c.corpus, "stale": c.stale_corpus })).collect()))
     }

@@ -15,7 +15,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub const SUMMARY_VERSION: u32 = 1;
+/// Version 2: paths are relative to the config's folder (`paths`).
+pub const SUMMARY_VERSION: u32 = 2;
 
 pub fn failures_dir(config: &Config) -> PathBuf {
     config.dir().join(".seedfall").join("failures")
@@ -48,9 +49,10 @@ struct Summary<'a> {
     stats: &'a seedfall_sim::Stats,
     trace_hash: String,
     trace_events_dropped: u64,
+    /// The command that replays it, run from the config's folder.
     replay: String,
-    /// The failure's source line on this machine, when the guest told where
-    /// (absolute path): editors put the diagnostic there.
+    /// The failure's source line, when the guest told where (the file
+    /// relative to the config's folder): editors put the diagnostic there.
     source: Option<Source>,
 }
 
@@ -58,6 +60,13 @@ struct Summary<'a> {
 pub struct Source {
     pub file: String,
     pub line: u32,
+}
+
+impl Source {
+    /// The same place, as recorded in a file of this config.
+    pub fn recorded(self, config: &Config) -> Source {
+        Source { file: crate::paths::recorded(config, Path::new(&self.file)), line: self.line }
+    }
 }
 
 /// A guest location (`module/path/file.go:12`, `src/main.rs:12`) resolved to
@@ -104,11 +113,11 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
             write(&tmp.join(format!("{instance}.{ext}")), text.as_bytes()).map_err(io)?;
         }
     }
-    let rel_faults = fin.join("faults.json");
+    let rel = |p: &Path| crate::paths::recorded(config, p);
     let summary = Summary {
         version: SUMMARY_VERSION,
         config: &config.name,
-        config_path: config.path.display().to_string(),
+        config_path: rel(&config.path),
         seed: outcome.seed,
         verdict: outcome.verdict,
         end: outcome.end,
@@ -118,8 +127,8 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
         stats: &outcome.stats,
         trace_hash: format!("{:016x}", outcome.trace_hash),
         trace_events_dropped: outcome.trace_events_dropped,
-        replay: format!("seedfall replay -c {} -seed {} -faults {}", config.path.display(), outcome.seed, rel_faults.display()),
-        source: outcome.failure.as_ref().and_then(|f| source(project, &f.node, f.location.as_deref()?)),
+        replay: format!("seedfall replay -c {} -seed {} -faults {}", rel(&config.path), outcome.seed, rel(&fin.join("faults.json"))),
+        source: outcome.failure.as_ref().and_then(|f| source(project, &f.node, f.location.as_deref()?)).map(|s| s.recorded(config)),
     };
     write(&tmp.join("summary.json"), &serde_json::to_vec_pretty(&summary).unwrap()).map_err(io)?;
     // Another seedfall may be writing the same failure (same seed, same

@@ -98,7 +98,7 @@ pub fn custom_sections<'a>(wasm: &'a [u8], name: &str) -> Result<Vec<&'a [u8]>, 
 
 /// The catalog of a Go node: cached by the build fingerprint.
 pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: &Cache) -> Result<Catalog, String> {
-    let cached = cache.path("catalog", &format!("go-{fingerprint}.json"));
+    let cached = cache.path("catalog", &format!("go2-{fingerprint}.json"));
     if let Ok(text) = std::fs::read_to_string(&cached) {
         if let Ok(mut c) = serde_json::from_str::<Catalog>(&text) {
             for e in &mut c.entries {
@@ -110,7 +110,9 @@ pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: 
     let mut catalog = Catalog::default();
     for file in go_files(dir, package)? {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        scan_go(&text, &file.display().to_string(), node, &mut catalog);
+        // Relative to the node's folder, as the node's recipe resolves it:
+        // the cached catalog then holds no path of this machine.
+        scan_go(&text, &crate::paths::relative(dir, &file).display().to_string(), node, &mut catalog);
     }
     catalog.entries.sort();
     catalog.entries.dedup();

@@ -14,6 +14,7 @@ pub mod explore;
 pub mod go_overlay;
 pub mod cause;
 pub mod modules;
+pub mod paths;
 pub mod mutate;
 pub mod pool;
 pub mod project;

@@ -86,7 +86,8 @@ impl PropertyTable {
 
 /// `.seedfall/last-run/<config>.json`: what the last sweep of a config
 /// found, for tools that show results beside the code (the daemon's lenses).
-pub const LAST_RUN_VERSION: u32 = 1;
+/// Version 2: source files are relative to the config's folder (`paths`).
+pub const LAST_RUN_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct LastRun<'a> {
@@ -121,7 +122,7 @@ pub fn save_last_run(project: &crate::Project, seeds: &str, runs: u64, failed: u
     let config = &project.program.config;
     let with_source = |v: serde_json::Value, t: &PropertyTally| {
         let mut v = v;
-        v["source"] = serde_json::to_value(tally_source(project, t)).unwrap();
+        v["source"] = serde_json::to_value(tally_source(project, t).map(|s| s.recorded(config))).unwrap();
         v
     };
     let properties = table.by_message.values().map(|t| with_source(serde_json::to_value(t).unwrap(), t)).collect();

@@ -1073,7 +1073,7 @@ mod tests {
     #[test]
     fn a_connect_across_a_cut_times_out_unless_it_heals_in_time() {
         let mut h = Harness::new(2);
-        let l = h.listener(0, ANY_IP, 80);
+        let _listener = h.listener(0, ANY_IP, 80);
         h.net.partition(vec![(1, 0)]);
         let c = h.connecting(1, node_ip(0), 80);
         h.run_until(VTime(2_000_000_000));
