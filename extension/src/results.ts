@@ -75,7 +75,7 @@ function present(command: string, label: string, args: Record<string, unknown>, 
   if (typeof a.text === 'string') {
     // replay, shrink, cause, pin: the tool's own words.
     p.output.info(`== ${label} (exit ${a.exit})\n${a.text}`);
-    void p.showDocument(`${label}.log`, a.text);
+    void p.showDocument(`${label}.log`, documentText(command, label, a));
     return;
   }
   const r = (a.result ?? {}) as { runs?: number; failed?: number; failures?: { seed: number }[]; rounds?: unknown[]; stopped?: string };
@@ -91,6 +91,21 @@ function present(command: string, label: string, args: Record<string, unknown>, 
   } else if (command === 'seedfall.explore') {
     void vscode.window.showInformationMessage(`Seedfall: explored ${r.rounds?.length ?? 0} rounds${r.stopped ? ` (${r.stopped})` : ''}`);
   }
+}
+
+/** Lines after which a tool's closing summary is also shown first. */
+const SUMMARY_FIRST_AFTER_LINES = 30;
+
+/** A tool's text as a document: a heading, and for long output (a replay
+ * prints every event before its verdict) the closing paragraph first. */
+export function documentText(command: string, label: string, a: Answer): string {
+  const text = a.text ?? '';
+  const verdict = command === 'seedfall.replay' ? (a.verdict === 'pass' ? ': PASS' : ': FAIL') : '';
+  const heading = `seedfall ${command.replace(/^seedfall\./, '')} ${label.slice(label.indexOf(' ') + 1)}${verdict} (exit ${a.exit})`;
+  const lines = text.trimEnd().split('\n');
+  const cut = text.trimEnd().lastIndexOf('\n\n');
+  if (lines.length <= SUMMARY_FIRST_AFTER_LINES || cut < 0) return `${heading}\n\n${text}`;
+  return `${heading}\n\n${text.trimEnd().slice(cut + 2)}\n\n-- everything it printed --\n\n${text}`;
 }
 
 /** Read-only documents for command output (`seedfall-output:` URIs). */

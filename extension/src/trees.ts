@@ -2,7 +2,7 @@
 // daemon's seedfall/* requests and refreshed on its notifications.
 import * as vscode from 'vscode';
 import * as path from 'path';
-import type { Failure, CorpusOfConfig, RoundsOfConfig, PropertiesOfConfig } from './lsp_ext';
+import type { Failure, CorpusOfConfig, RoundsOfConfig, PropertiesOfConfig, Property } from './lsp_ext';
 
 export type Fetch = <T>(method: string) => Promise<T>;
 
@@ -58,7 +58,7 @@ export class CorpusTree extends Tree {
     const all = await this.fetch<CorpusOfConfig[]>('seedfall/corpus');
     return all.map((c) => {
       const group = new Item(path.basename(c.config), vscode.TreeItemCollapsibleState.Expanded);
-      group.description = `${c.entries.length} entries${c.stale.length ? `, ${c.stale.length} stale` : ''}`;
+      group.description = `${c.entries.length} ${c.entries.length === 1 ? 'entry' : 'entries'}${c.stale.length ? `, ${c.stale.length} stale` : ''}`;
       group.children = c.entries.map((e) => {
         const item = new Item(`seed ${e.seed} (${e.id})`, e.reached.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
         item.children = e.reached.map((r) => new Item(describeSignal(r.signal)));
@@ -92,14 +92,21 @@ export class RoundsTree extends Tree {
   }
 }
 
+/** Failed (an always false, an unreachable reached), unmet (never reached, a sometimes never true) or fine. */
+export function propertyIcon(p: Property): 'error' | 'warning' | 'pass' {
+  if ((p.kind.startsWith('always') && p.runs_false > 0) || (p.kind === 'unreachable' && p.runs_hit > 0)) return 'error';
+  if ((p.runs_hit === 0 && p.kind !== 'unreachable' && p.kind !== 'always_or_unreachable') || (p.kind === 'sometimes' && p.runs_true === 0)) return 'warning';
+  return 'pass';
+}
+
 export class PropertiesTree extends Tree {
   async load(): Promise<Item[]> {
     const all = await this.fetch<PropertiesOfConfig[]>('seedfall/properties');
     return all.flatMap((c) => (c.last_run?.properties ?? []).map((p) => {
       const runs = c.last_run?.runs ?? 0;
       const item = new Item(`${p.message}`);
-      item.description = p.runs_hit === 0 ? `${p.kind}: never reached` : `${p.kind}: hit ${p.runs_hit}/${runs}, true ${p.runs_true}`;
-      item.iconPath = new vscode.ThemeIcon(p.runs_hit === 0 || (p.kind === 'sometimes' && p.runs_true === 0) ? 'warning' : 'pass');
+      item.description = p.runs_hit === 0 ? `${p.kind}: never reached` : `${p.kind}: hit ${p.runs_hit}/${runs}, true ${p.runs_true}${p.runs_false ? `, false ${p.runs_false}` : ''}`;
+      item.iconPath = new vscode.ThemeIcon(propertyIcon(p));
       if (p.source) item.command = openAt(p.source.file, p.source.line);
       return item;
     }));

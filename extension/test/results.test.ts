@@ -3,7 +3,7 @@
 // the daemon refuses or fails.
 import { describe, it, expect, vi } from 'vitest';
 import * as vscode from 'vscode';
-import { runCommand, subject, Presenter } from '../src/results';
+import { documentText, runCommand, subject, Presenter } from '../src/results';
 
 function presenter(): Presenter & { docs: [string, string][]; timelines: [string, unknown[]][]; lines: string[] } {
   const docs: [string, string][] = [];
@@ -24,7 +24,7 @@ describe('results', () => {
     const p = presenter();
     const r = await runCommand('seedfall.replay', { config: '/ws/kv/seedfall.json', seed: 2 }, async () => ({ exit: 1, verdict: 'fail', text: 'FAIL seed 2 at t=1ms\n' }), p);
     expect(r).toEqual({ exit: 1, verdict: 'fail', text: 'FAIL seed 2 at t=1ms\n' });
-    expect(p.docs).toEqual([['Replay seed 2 (seedfall.json).log', 'FAIL seed 2 at t=1ms\n']]);
+    expect(p.docs).toEqual([['Replay seed 2 (seedfall.json).log', 'seedfall replay seed 2 (seedfall.json): FAIL (exit 1)\n\nFAIL seed 2 at t=1ms\n']]);
     expect(vscode.window.withProgress).toHaveBeenCalled();
   });
 
@@ -48,6 +48,14 @@ describe('results', () => {
     expect(r).toBeUndefined();
     expect(vscode.window.showErrorMessage).toHaveBeenCalledWith('Seedfall: Shrink seed 3 failed: seedfall.shrink needs a config', 'Show Output');
     expect(p.lines.some((l) => l.includes('failed: seedfall.shrink needs a config'))).toBe(true);
+  });
+
+  it('a long replay puts its verdict first, then everything it printed', () => {
+    const events = Array.from({ length: 40 }, (_, i) => `  ${i}ms  kv  | line ${i}`).join('\n');
+    const text = `${events}\n\nFAIL seed 2 at t=40ms\n  kv: lost\ntrace hash ab\n`;
+    const doc = documentText('seedfall.replay', 'Replay seed 2', { exit: 1, verdict: 'fail', text });
+    expect(doc.startsWith('seedfall replay seed 2: FAIL (exit 1)\n\nFAIL seed 2 at t=40ms\n  kv: lost\ntrace hash ab\n\n-- everything it printed --\n\n  0ms')).toBe(true);
+    expect(doc.endsWith(text)).toBe(true);
   });
 
   it('subjects name the seed and the config', () => {

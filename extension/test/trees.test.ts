@@ -29,7 +29,7 @@ describe('trees', () => {
     await t.refresh();
     const [group] = t.getChildren();
     expect(group.label).toBe('seedfall.json');
-    expect(group.description).toBe('1 entries, 1 stale');
+    expect(group.description).toBe('1 entry, 1 stale');
     const [entry] = t.getChildren(group);
     expect(entry.label).toBe('seed 3 (abc)');
     expect(t.getChildren(entry)[0].label).toBe('property "level 2 reached" = true during crash');
@@ -66,5 +66,20 @@ describe('trees', () => {
   it('describes fault and function signals', () => {
     expect(describeSignal({ signal: 'fault', kind: 'buggify', node: 'kv', site: 'slow' })).toBe('fault buggify kv "slow"');
     expect(describeSignal({ signal: 'function', node: 'kv', index: 12 })).toBe('function kv#12');
+  });
+});
+
+describe('property icons', () => {
+  const p = (kind: string, runs_hit: number, runs_true: number, runs_false: number) => ({ message: 'm', kind, runs_hit, runs_true, runs_false });
+  it('a false always or a reached unreachable is an error; unmet is a warning', async () => {
+    const { propertyIcon } = await import('../src/trees');
+    expect(propertyIcon(p('always', 40, 23, 17))).toBe('error');
+    expect(propertyIcon(p('always_or_unreachable', 3, 2, 1))).toBe('error');
+    expect(propertyIcon(p('unreachable', 1, 0, 1))).toBe('error');
+    expect(propertyIcon(p('always', 0, 0, 0))).toBe('warning');
+    expect(propertyIcon(p('sometimes', 5, 0, 5))).toBe('warning');
+    expect(propertyIcon(p('unreachable', 0, 0, 0))).toBe('pass');
+    expect(propertyIcon(p('always_or_unreachable', 0, 0, 0))).toBe('pass');
+    expect(propertyIcon(p('reachable', 4, 4, 0))).toBe('pass');
   });
 });

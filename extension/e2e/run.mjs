@@ -1,0 +1,293 @@
+// The end-to-end test of record: the real extension in a real VS Code.
+//
+// It installs code-server 4.100.3 (VS Code 1.100.3) from npm (once, into
+// target/code-server), builds the real per-platform .vsix with the bundled
+// binary, installs it into an isolated profile, opens a copy of
+// examples/kvlog, starts code-server on 127.0.0.1 in its own process group
+// and drives the workbench with playwright-core in headless Chromium, as a
+// user would: the palette, the views, the lenses, the Problems panel.
+//
+// Prints one line per check and `N passed, N failed`; exits 1 on any
+// failure. Stops every process it started. With SEEDFALL_SCREENSHOTS=dir it
+// also saves the screenshots docs/editor.md shows.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const extRoot = path.resolve(here, '..');
+const repo = path.resolve(extRoot, '..');
+const bin = process.env.SEEDFALL_BIN || path.join(repo, 'target/release/seedfall');
+const hostDir = path.join(repo, 'target/code-server');
+const shots = process.env.SEEDFALL_SCREENSHOTS ? path.resolve(process.env.SEEDFALL_SCREENSHOTS) : undefined;
+const STEP_MS = 60000; // bound on any one wait for the UI
+
+const t0 = Date.now();
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+const results = [];
+let codeServer, browser, scratch;
+
+function log(line) {
+  console.log(`[${elapsed()}] ${line}`);
+}
+
+async function check(name, fn) {
+  try {
+    await fn();
+    results.push([name, true]);
+    log(`ok   ${name}`);
+    return true;
+  } catch (e) {
+    results.push([name, false]);
+    log(`FAIL ${name}: ${e.message.split('\n').slice(0, 6).join('\n     ')}`);
+    return false;
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** A copy of examples/kvlog whose go.mod points at this repository's SDK. */
+function workspace(root) {
+  const ws = path.join(root, 'kvlog');
+  fs.mkdirSync(ws);
+  for (const f of ['main.go', 'go.mod', 'seedfall.json', 'seedfall.fixed.json', 'README.md']) fs.copyFileSync(path.join(repo, 'examples/kvlog', f), path.join(ws, f));
+  const mod = fs.readFileSync(path.join(ws, 'go.mod'), 'utf8').replace('=> ../../sdk/go', `=> ${path.join(repo, 'sdk/go')}`);
+  fs.writeFileSync(path.join(ws, 'go.mod'), mod);
+  // One config keeps the palette commands from asking which one.
+  fs.rmSync(path.join(ws, 'seedfall.fixed.json'));
+  return ws;
+}
+
+function descendants(pid) {
+  const all = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  const parent = new Map();
+  for (const p of all) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      parent.set(p, stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {}
+  }
+  const out = [];
+  const walk = (p) => { for (const [c, pp] of parent) if (pp === String(p)) { out.push(c); walk(c); } };
+  walk(pid);
+  return out.map((p) => { try { return [p, fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean)]; } catch { return [p, []]; } });
+}
+
+async function stopAll() {
+  try { await browser?.close(); } catch {}
+  if (codeServer?.pid) {
+    try { process.kill(-codeServer.pid, 'SIGTERM'); } catch {}
+    const deadline = Date.now() + 5000;
+    while (Date.now() < deadline) {
+      try { process.kill(-codeServer.pid, 0); } catch { break; }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    try { process.kill(-codeServer.pid, 'SIGKILL'); } catch {}
+  }
+}
+
+async function main() {
+  // 1. The host and the extension, for real.
+  execFileSync(path.join(here, 'install-host.sh'), [hostDir], { stdio: 'inherit' });
+  if (!fs.existsSync(bin)) throw new Error(`no seedfall binary at ${bin}: cargo build --release -p seedfall`);
+  execFileSync(process.execPath, [path.join(extRoot, 'scripts/package.mjs')], { cwd: extRoot, stdio: 'pipe', env: { ...process.env, SEEDFALL_BIN: bin } });
+  const vsix = path.join(extRoot, 'seedfall-linux-x64.vsix');
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'seedfall-e2e-'));
+  const [ud, exts, cfg] = ['user-data', 'extensions', 'config.yaml'].map((d) => path.join(scratch, d));
+  const ws = workspace(scratch);
+  const codeServerBin = path.join(hostDir, 'node_modules/.bin/code-server');
+  const env = { ...process.env, SEEDFALL_CACHE_DIR: path.join(repo, 'target/seedfall-test-cache'), XDG_CONFIG_HOME: path.join(scratch, 'xdg') };
+  delete env.SEEDFALL_BIN; // the extension must start its own bundled binary
+  const install = spawnSync(codeServerBin, ['--install-extension', vsix, '--extensions-dir', exts, '--user-data-dir', ud, '--config', cfg], { env, encoding: 'utf8' });
+  if (install.status !== 0) throw new Error(`--install-extension failed: ${install.stdout}${install.stderr}`);
+  fs.mkdirSync(path.join(ud, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(ud, 'User/settings.json'), JSON.stringify({
+    'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off', 'security.workspace.trust.enabled': false,
+    'extensions.autoUpdate': false, 'extensions.autoCheckUpdates': false, 'update.mode': 'none', 'workbench.enableExperiments': false,
+    'editor.codeLens': true, 'editor.minimap.enabled': false, 'window.restoreWindows': 'none', 'workbench.colorTheme': 'Default Light Modern',
+    'git.enabled': false, 'files.watcherExclude': { '**/.seedfall/cache/**': true },
+  }, null, 2));
+  log(`installed ${path.basename(vsix)} into an isolated profile; workspace ${ws}`);
+
+  // 2. code-server in its own process group, on loopback only.
+  const port = await freePort();
+  codeServer = spawn(codeServerBin, ['--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    '--user-data-dir', ud, '--extensions-dir', exts, '--config', cfg, ws], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let serverLog = '';
+  codeServer.stdout.on('data', (d) => { serverLog += d; });
+  codeServer.stderr.on('data', (d) => { serverLog += d; });
+  const up = Date.now();
+  while (!serverLog.includes('HTTP server listening')) {
+    if (Date.now() - up > STEP_MS) throw new Error(`code-server did not start:\n${serverLog}`);
+    if (codeServer.exitCode !== null) throw new Error(`code-server exited ${codeServer.exitCode}:\n${serverLog}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  log(`code-server ${port} up`);
+
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  page.setDefaultTimeout(STEP_MS);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: STEP_MS });
+  log('workbench loaded');
+  const shot = async (name) => { if (shots) { fs.mkdirSync(shots, { recursive: true }); await page.screenshot({ path: path.join(shots, name) }); } };
+  const palette = async (command) => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${command}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+    await page.keyboard.press('Enter');
+  };
+  const view = (name) => page.locator('.pane', { has: page.locator('.pane-header', { hasText: new RegExp(`^\\s*${name}`, 'i') }) });
+  const rows = (name) => view(name).locator('.monaco-list-row');
+
+  const mainGo = path.join(ws, 'main.go');
+  const propertyLine = fs.readFileSync(mainGo, 'utf8').split('\n').findIndex((l) => l.includes('"acknowledged writes survive crashes"')) + 1;
+
+  await check('the extension activates (its status bar item shows)', async () => {
+    await page.locator('.statusbar-item', { hasText: 'seedfall' }).first().waitFor();
+  });
+
+  await check('the daemon runs from the bundled binary, under code-server', async () => {
+    const deadline = Date.now() + STEP_MS;
+    for (;;) {
+      const daemons = descendants(codeServer.pid).filter(([, argv]) => argv[1] === 'lsp' && argv[0].endsWith('/server/seedfall'));
+      if (daemons.length === 1) {
+        const [, argv] = daemons[0];
+        if (!argv[0].startsWith(exts)) throw new Error(`the daemon is ${argv[0]}, not the extension's bundled binary under ${exts}`);
+        return;
+      }
+      if (Date.now() > deadline) throw new Error(`daemons: ${JSON.stringify(daemons)}\n${descendants(codeServer.pid).map(([p, a]) => `${p} ${a.join(' ')}`).join('\n')}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+
+  await check('the four Seedfall views render, and Failures says no failures yet (configs exist)', async () => {
+    await page.locator('.activitybar .action-item a[aria-label^="Seedfall"]').click();
+    for (const v of ['Failures', 'Corpus', 'Rounds', 'Properties']) await view(v).first().waitFor();
+    await view('Failures').getByText('No failures found yet').waitFor();
+    await shot('editor-views-empty.png');
+  });
+
+  await check('"Run Sweep" from the palette fills Failures and Properties', async () => {
+    await palette('Seedfall: Run Sweep');
+    await rows('Failures').filter({ hasText: 'seed 2' }).first().waitFor({ timeout: 120000 });
+    await rows('Properties').filter({ hasText: 'acknowledged writes survive crashes' }).first().waitFor();
+  });
+
+  await check(`the failure is an Error squiggle on line ${propertyLine} of main.go, and in Problems`, async () => {
+    await rows('Failures').filter({ hasText: 'seed 2' }).first().click();
+    const editor = page.locator('.editor-instance .monaco-editor').first();
+    await editor.locator('.squiggly-error').first().waitFor();
+    const lineOfSquiggle = await page.evaluate(() => {
+      const sq = document.querySelector('.editor-instance .monaco-editor .view-overlays .squiggly-error');
+      const top = sq?.parentElement?.style.top;
+      for (const d of document.querySelectorAll('.editor-instance .monaco-editor .margin-view-overlays > div')) {
+        if (d.style.top === top) return d.querySelector('.line-numbers')?.textContent?.trim();
+      }
+      return null;
+    });
+    if (Number(lineOfSquiggle) !== propertyLine) throw new Error(`the squiggle is on line ${lineOfSquiggle}, the property on ${propertyLine}`);
+    await page.keyboard.press('Control+Shift+M');
+    const problem = page.locator('.markers-panel .monaco-list-row', { hasText: 'acknowledged writes survive crashes' }).first();
+    await problem.waitFor();
+    const label = await problem.getAttribute('aria-label');
+    if (!new RegExp(`Ln ${propertyLine}\\b|line ${propertyLine}\\b|${propertyLine}:`, 'i').test(`${label} ${await problem.textContent()}`)) {
+      throw new Error(`the problem does not say line ${propertyLine}: ${label}`);
+    }
+    await shot('editor-failure.png');
+  });
+
+  await check('the "Replay seed 2 | Shrink | Inspect | Pin" lenses render on the property line', async () => {
+    const lens = page.locator('.editor-instance .codelens-decoration', { hasText: 'Replay seed 2' }).first();
+    await lens.waitFor();
+    const text = (await lens.textContent()).replace(/\s+/g, ' ').trim();
+    if (!/Replay seed 2 \| Shrink \| Inspect \| Pin/.test(text)) throw new Error(`lens text: ${text}`);
+  });
+
+  await check('"Replay seed 2" shows the replay', async () => {
+    await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Replay seed 2' }).first().click();
+    const tab = page.locator('.tabs-container .tab', { hasText: 'Replay seed 2' }).first();
+    await tab.waitFor();
+    const doc = page.locator('.editor-instance .view-lines', { hasText: 'seedfall replay seed 2 (seedfall.json): FAIL' }).first();
+    await doc.waitFor();
+    if (!/FAIL seed 2 at t=\d/.test((await doc.textContent()).replace(/\u00a0/g, ' '))) throw new Error('the replay document does not say how seed 2 failed');
+    await shot('editor-replay.png');
+  });
+
+  await check('"Inspect" opens the timeline of the run', async () => {
+    await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
+    await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Inspect' }).first().click();
+    await page.locator('.tabs-container .tab', { hasText: 'Seedfall timeline: seed 2' }).first().waitFor();
+    // The page lives in the webview's nested frames, never in the workbench's own.
+    const deadline = Date.now() + STEP_MS;
+    let frame, seen;
+    for (;;) {
+      for (const f of page.frames().filter((f) => f !== page.mainFrame())) {
+        const p = await f.evaluate(() => {
+          const title = document.getElementById('title')?.textContent;
+          return title ? { title, marks: document.querySelectorAll('#chart svg circle').length, lanes: [...document.querySelectorAll('#chart .lane-label')].map((l) => l.textContent) } : null;
+        }).catch(() => null);
+        if (p) seen = p;
+        if (p && p.title === 'seedfall timeline: seed 2' && p.marks > 10 && p.lanes.includes('kv')) frame = f;
+      }
+      if (frame) break;
+      if (Date.now() > deadline) throw new Error(`no webview frame shows seed 2's events; last seen: ${JSON.stringify(seen)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    // Clicking the failure shows its details.
+    await frame.locator('#chart .ev-failure').first().click();
+    await frame.locator('#detail', { hasText: 'acknowledged writes survive crashes' }).waitFor();
+    await shot('editor-timeline.png');
+  });
+
+  await check('"Explore" from the palette fills Corpus and Rounds', async () => {
+    await palette('Seedfall: Explore');
+    await rows('Rounds').filter({ hasText: 'round 1' }).first().waitFor({ timeout: 120000 });
+    await rows('Corpus').filter({ hasText: 'seed' }).first().waitFor();
+    await shot('editor-explore.png');
+  });
+
+  await check('after the guest is fixed and the sweep rerun, the diagnostic clears', async () => {
+    const fixed = fs.readFileSync(mainGo, 'utf8').replace('\tif s.fixed {\n\t\tif err := s.log.Sync()', '\tif true {\n\t\tif err := s.log.Sync()');
+    if (!fixed.includes('if true {')) throw new Error('could not apply the fix to main.go');
+    fs.writeFileSync(mainGo, fixed);
+    await palette('Seedfall: Run Sweep');
+    await view('Failures').getByText('No failures found yet').waitFor({ timeout: 120000 });
+    await page.locator('.editor-instance .squiggly-error').first().waitFor({ state: 'detached' });
+    const left = await page.locator('.markers-panel .monaco-list-row', { hasText: 'acknowledged writes survive crashes' }).count();
+    if (left !== 0) throw new Error(`${left} problems remain`);
+  });
+}
+
+let fatal;
+try {
+  await main();
+} catch (e) {
+  fatal = e;
+  results.push(['the end-to-end run could not continue', false]);
+  log(`FAIL ${e.stack || e}`);
+} finally {
+  await stopAll();
+}
+const passed = results.filter(([, ok]) => ok).length;
+const failed = results.length - passed;
+console.log(`e2e (code-server 4.100.3): ${passed} passed, ${failed} failed in ${elapsed()}`);
+if (!failed && scratch) fs.rmSync(scratch, { recursive: true, force: true });
+else if (scratch) console.log(`kept ${scratch} for a look`);
+process.exit(failed || fatal ? 1 : 0);
