@@ -259,7 +259,13 @@ async function main() {
   await check('"Explore" from the palette fills Corpus and Rounds', async () => {
     await palette('Seedfall: Explore');
     await rows('Rounds').filter({ hasText: 'round 1' }).first().waitFor({ timeout: 120000 });
-    await rows('Corpus').filter({ hasText: 'seed' }).first().waitFor();
+    const entry = rows('Corpus').filter({ hasText: /seed \d+ \(/ }).first();
+    await entry.waitFor();
+    if (shots) {
+      await entry.click();
+      await rows('Rounds').filter({ hasText: 'round 1' }).first().click();
+      await page.waitForTimeout(300);
+    }
     await shot('editor-explore.png');
   });
 

@@ -78,7 +78,7 @@ function present(command: string, label: string, args: Record<string, unknown>, 
     void p.showDocument(`${label}.log`, documentText(command, label, a));
     return;
   }
-  const r = (a.result ?? {}) as { runs?: number; failed?: number; failures?: { seed: number }[]; rounds?: unknown[]; stopped?: string };
+  const r = (a.result ?? {}) as { runs?: number; failed?: number; failures?: { seed: number }[]; rounds?: unknown[]; stop?: string };
   p.output.info(`== ${label}\n${JSON.stringify(a.result, null, 2)}`);
   if (command === 'seedfall.run') {
     const failed = r.failed ?? r.failures?.length ?? 0;
@@ -89,7 +89,8 @@ function present(command: string, label: string, args: Record<string, unknown>, 
       void vscode.window.showInformationMessage(`Seedfall: all ${r.runs} runs passed`);
     }
   } else if (command === 'seedfall.explore') {
-    void vscode.window.showInformationMessage(`Seedfall: explored ${r.rounds?.length ?? 0} rounds${r.stopped ? ` (${r.stopped})` : ''}`);
+    const n = r.rounds?.length ?? 0;
+    void vscode.window.showInformationMessage(`Seedfall: explored ${n} round${n === 1 ? '' : 's'}${r.stop ? ` (${r.stop})` : ''}`);
   }
 }
 

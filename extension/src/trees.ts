@@ -55,7 +55,8 @@ export class FailuresTree extends Tree {
 
 export class CorpusTree extends Tree {
   async load(): Promise<Item[]> {
-    const all = await this.fetch<CorpusOfConfig[]>('seedfall/corpus');
+    // A config without entries shows nothing, so the view's welcome text does.
+    const all = (await this.fetch<CorpusOfConfig[]>('seedfall/corpus')).filter((c) => c.entries.length || c.stale.length);
     return all.map((c) => {
       const group = new Item(path.basename(c.config), vscode.TreeItemCollapsibleState.Expanded);
       group.description = `${c.entries.length} ${c.entries.length === 1 ? 'entry' : 'entries'}${c.stale.length ? `, ${c.stale.length} stale` : ''}`;

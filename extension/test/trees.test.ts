@@ -83,3 +83,11 @@ describe('property icons', () => {
     expect(propertyIcon(p('reachable', 4, 4, 0))).toBe('pass');
   });
 });
+
+describe('empty views', () => {
+  it('a config without corpus entries leaves the Corpus view empty (its welcome text shows)', async () => {
+    const t = new CorpusTree(fetchWith({ 'seedfall/corpus': [{ config: '/ws/kv/seedfall.json', stale: [], entries: [] }] }));
+    await t.refresh();
+    expect(t.getChildren()).toEqual([]);
+  });
+});
