@@ -1,0 +1,140 @@
+//! `faults`: which fault families a sweep draws, and at what rates.
+use super::parse::{Parsed, Parser};
+use super::{NodeSpec, Span};
+use serde_json::Value;
+
+/// Fault rates. Every family is off unless configured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FaultConfig {
+    /// Each seed switches a random half of the configured families on.
+    pub swarm: bool,
+    pub crash: Option<CrashFaults>,
+    pub fsync_eio: Option<FsyncEioFaults>,
+    pub torn_writes: bool,
+    pub pause: Option<TimedFaults>,
+    pub clock_skew: Option<SkewFaults>,
+    pub clock_jump: Option<JumpFaults>,
+    pub partition: Option<PartitionFaults>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionFaults {
+    /// Expected partitions per virtual second per targeted instance (each
+    /// isolates that instance from every other one).
+    pub rate: f64,
+    pub duration: Span,
+    /// Odds that a partition cuts one direction only.
+    pub one_way: f64,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrashFaults {
+    /// Expected crashes per virtual second per targeted instance.
+    pub rate: f64,
+    pub restart_after: Option<Span>,
+    /// Odds that a crash lands inside the node's next disk operation.
+    pub during_disk_op: f64,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FsyncEioFaults {
+    /// Odds that one fsync fails.
+    pub probability: f64,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedFaults {
+    pub rate: f64,
+    pub duration: Span,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkewFaults {
+    pub rate: f64,
+    pub duration: Span,
+    /// Largest drift, in parts per million (100000 = clocks 10% fast or slow).
+    pub max_ppm: u64,
+    pub nodes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct JumpFaults {
+    pub rate: f64,
+    /// Largest jump of the realtime clock, forward or backward.
+    pub max_ns: u64,
+    pub nodes: Vec<String>,
+}
+
+const FAULT_FIELDS: &[&str] = &["swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition"];
+const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "nodes"];
+const EIO_FIELDS: &[&str] = &["probability", "nodes"];
+const PAUSE_FIELDS: &[&str] = &["rate", "duration", "nodes"];
+const SKEW_FIELDS: &[&str] = &["rate", "duration", "max_ppm", "nodes"];
+const JUMP_FIELDS: &[&str] = &["rate", "max", "nodes"];
+const PARTITION_FIELDS: &[&str] = &["rate", "duration", "one_way", "nodes"];
+
+impl Parser {
+    pub(super) fn faults(&self, v: &Value, nodes: &[NodeSpec]) -> Parsed<FaultConfig> {
+        let m = self.object(v, "$.faults", FAULT_FIELDS)?;
+        let mut f = FaultConfig::default();
+        if let Some(x) = m.get("swarm") {
+            f.swarm = self.bool(x, "$.faults.swarm")?;
+        }
+        if let Some(x) = m.get("torn_writes") {
+            f.torn_writes = self.bool(x, "$.faults.torn_writes")?;
+        }
+        if let Some(x) = m.get("crash") {
+            let p = "$.faults.crash";
+            let c = self.object(x, p, CRASH_FIELDS)?;
+            f.crash = Some(CrashFaults {
+                rate: self.rate(c, p)?,
+                restart_after: c.get("restart_after").map(|v| self.span(v, &format!("{p}.restart_after"))).transpose()?,
+                during_disk_op: c.get("during_disk_op").map(|v| self.number(v, &format!("{p}.during_disk_op"), 0.0, 1.0)).transpose()?.unwrap_or(0.0),
+                nodes: self.targets(c, p, nodes)?,
+            });
+        }
+        if let Some(x) = m.get("fsync_eio") {
+            let p = "$.faults.fsync_eio";
+            let c = self.object(x, p, EIO_FIELDS)?;
+            let probability = match c.get("probability") {
+                Some(v) => self.number(v, &format!("{p}.probability"), 0.0, 1.0)?,
+                None => return Err(self.err(p, "missing field \"probability\" (the odds that one fsync fails)")),
+            };
+            f.fsync_eio = Some(FsyncEioFaults { probability, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("pause") {
+            let p = "$.faults.pause";
+            let c = self.object(x, p, PAUSE_FIELDS)?;
+            let duration = self.duration_span(c, p, "like \"10ms-200ms\"")?;
+            f.pause = Some(TimedFaults { rate: self.rate(c, p)?, duration, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("clock_skew") {
+            let p = "$.faults.clock_skew";
+            let c = self.object(x, p, SKEW_FIELDS)?;
+            let duration = self.duration_span(c, p, "like \"10ms-200ms\"")?;
+            let max_ppm = c.get("max_ppm").map(|v| self.uint(v, &format!("{p}.max_ppm"), 1, 900_000)).transpose()?.unwrap_or(100_000);
+            f.clock_skew = Some(SkewFaults { rate: self.rate(c, p)?, duration, max_ppm, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("clock_jump") {
+            let p = "$.faults.clock_jump";
+            let c = self.object(x, p, JUMP_FIELDS)?;
+            let max_ns = match c.get("max") {
+                Some(v) => self.duration_value(v, &format!("{p}.max"))?,
+                None => return Err(self.err(p, "missing field \"max\" (the largest jump, like \"10s\")")),
+            };
+            f.clock_jump = Some(JumpFaults { rate: self.rate(c, p)?, max_ns, nodes: self.targets(c, p, nodes)? });
+        }
+        if let Some(x) = m.get("partition") {
+            let p = "$.faults.partition";
+            let c = self.object(x, p, PARTITION_FIELDS)?;
+            let duration = self.duration_span(c, p, "how long a partition lasts, like \"100ms-2s\"")?;
+            let one_way = c.get("one_way").map(|v| self.number(v, &format!("{p}.one_way"), 0.0, 1.0)).transpose()?.unwrap_or(0.0);
+            f.partition = Some(PartitionFaults { rate: self.rate(c, p)?, duration, one_way, nodes: self.targets(c, p, nodes)? });
+        }
+        Ok(f)
+    }
+}

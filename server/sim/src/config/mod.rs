@@ -1,0 +1,345 @@
+//! The run configuration, `seedfall.json` (version 1), parsed and validated.
+//!
+//! Parsing walks a `serde_json::Value` by hand instead of deriving
+//! `Deserialize`, so every error can name the JSON path (`$.nodes[1].replicas`),
+//! say what was expected, and suggest the closest known field for a typo.
+//! A `Config` that exists is valid: later code never re-checks it.
+//!
+//! One module per section: `disk`, `faults`, `net`, `nodes`; `parse` holds
+//! the parser's primitives and the error helpers.
+mod disk;
+mod faults;
+mod net;
+mod nodes;
+mod parse;
+
+pub use disk::*;
+pub use faults::*;
+pub use net::*;
+pub use nodes::*;
+pub use parse::{did_you_mean, normalize};
+use parse::{default_name, kind, valid_name, Parsed, Parser};
+use crate::vtime::{parse_duration, VTime};
+use serde_json::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_VERSION: u64 = 1;
+pub const NODES_MAX: usize = 64;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The config file, absolute; relative paths in it resolve against its folder.
+    pub path: PathBuf,
+    /// Names failure folders and corpora: `name` in the file, else derived from the file name.
+    pub name: String,
+    pub duration: VTime,
+    pub nodes: Vec<NodeSpec>,
+    pub limits: Limits,
+    pub determinism: Determinism,
+    pub disk: DiskConfig,
+    pub faults: FaultConfig,
+    pub net: NetConfig,
+    /// Where pinned regressions live (default: `regressions/` next to the config).
+    pub regressions: Option<PathBuf>,
+}
+
+/// A range of virtual durations, drawn uniformly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Span {
+    /// One uniform draw from `[min, max]` on `stream`.
+    pub fn draw(&self, streams: &mut crate::streams::Streams, stream: crate::streams::Stream) -> u64 {
+        self.min_ns + streams.below(stream, self.max_ns - self.min_ns + 1)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// A node that runs this many instructions without blocking fails the run.
+    pub watchdog_instructions: u64,
+    /// Bound on scheduler steps per run; exceeding it fails the run.
+    pub steps_max: u64,
+    /// Linear memory a node instance may grow to.
+    pub memory_bytes_max: u64,
+    /// Virtual nanoseconds charged per unit of fuel (about one wasm instruction).
+    pub ns_per_instruction: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            watchdog_instructions: 2_000_000_000,
+            steps_max: 5_000_000,
+            memory_bytes_max: 512 << 20,
+            ns_per_instruction: 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Determinism {
+    /// Canonicalise NaN bit patterns so float results match across CPU
+    /// architectures (costs ~3.7x on float-heavy code; off by default).
+    pub canonicalize_nans: bool,
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            json_path: "$".into(),
+            message: format!("cannot read the config: {e}"),
+        })?;
+        Config::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let path = absolute(path);
+        let value: Value = serde_json::from_str(text).map_err(|e| ConfigError {
+            file: path.clone(),
+            json_path: "$".into(),
+            message: format!("not valid JSON: {e}"),
+        })?;
+        let mut parser = Parser { file: path.clone() };
+        parser.config(&value)
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.path.parent().expect("a config file has a parent folder")
+    }
+
+    /// Every node instance in a fixed order: node order, then replica order.
+    pub fn instances(&self) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for (node_idx, node) in self.nodes.iter().enumerate() {
+            for r in 0..node.instance_count() {
+                out.push((node_idx, node.instance_name(r)));
+            }
+        }
+        out
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        normalize(path)
+    } else {
+        normalize(&std::env::current_dir().map(|d| d.join(path)).unwrap_or_else(|_| path.to_path_buf()))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// `$` for the whole document, `$.nodes[0].name` for a field.
+    pub json_path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.file.display(), self.json_path, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+
+
+const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "net", "faults", "regressions"];
+const LIMIT_FIELDS: &[&str] =
+    &["watchdog_instructions", "steps_max", "memory_mb", "ns_per_instruction"];
+const DETERMINISM_FIELDS: &[&str] = &["canonicalize_nans"];
+
+impl Parser {
+    fn config(&mut self, v: &Value) -> Parsed<Config> {
+        let map = self.object(v, "$", TOP_FIELDS)?;
+        if let Some(version) = map.get("version") {
+            let n = self.uint(version, "$.version", 0, u64::MAX)?;
+            if n != CONFIG_VERSION {
+                return Err(self.err("$.version", format!("this seedfall reads config version {CONFIG_VERSION}, found {n}")));
+            }
+        }
+        let name = match map.get("name") {
+            Some(v) => {
+                let name = self.string(v, "$.name")?;
+                if !valid_name(&name) {
+                    return Err(self.err("$.name", format!("expected letters, digits, '-' or '_', found \"{name}\"")));
+                }
+                name
+            }
+            None => default_name(&self.file),
+        };
+        let duration = match map.get("duration") {
+            None => return Err(self.err("$", "missing field \"duration\" (the virtual time a run lasts, like \"10s\")")),
+            Some(v) => {
+                let text = self.string(v, "$.duration")?;
+                match parse_duration(&text) {
+                    Some(d) if d > VTime::ZERO => d,
+                    _ => return Err(self.err("$.duration", format!("expected a positive duration like \"10s\" or \"250ms\", found \"{text}\""))),
+                }
+            }
+        };
+        let nodes_value = map.get("nodes").ok_or_else(|| self.err("$", "missing field \"nodes\" (the programs of the cluster)"))?;
+        let nodes_list = nodes_value.as_array().ok_or_else(|| self.err("$.nodes", format!("expected an array of nodes, found {}", kind(nodes_value))))?;
+        if nodes_list.is_empty() || nodes_list.len() > NODES_MAX {
+            return Err(self.err("$.nodes", format!("expected 1 to {NODES_MAX} nodes, found {}", nodes_list.len())));
+        }
+        let mut nodes: Vec<NodeSpec> = Vec::new();
+        for (i, node) in nodes_list.iter().enumerate() {
+            let path = format!("$.nodes[{i}]");
+            let spec = self.node(node, &path)?;
+            if nodes.iter().any(|n| n.name == spec.name) {
+                return Err(self.err(&format!("{path}.name"), format!("node name \"{}\" is used twice", spec.name)));
+            }
+            nodes.push(spec);
+        }
+        let limits = match map.get("limits") {
+            Some(v) => self.limits(v)?,
+            None => Limits::default(),
+        };
+        let determinism = match map.get("determinism") {
+            Some(v) => {
+                let m = self.object(v, "$.determinism", DETERMINISM_FIELDS)?;
+                let canonicalize_nans = match m.get("canonicalize_nans") {
+                    Some(b) => self.bool(b, "$.determinism.canonicalize_nans")?,
+                    None => false,
+                };
+                Determinism { canonicalize_nans }
+            }
+            None => Determinism::default(),
+        };
+        let disk = match map.get("disk") {
+            Some(v) => self.disk(v)?,
+            None => DiskConfig::default(),
+        };
+        let faults = match map.get("faults") {
+            Some(v) => self.faults(v, &nodes)?,
+            None => FaultConfig::default(),
+        };
+        let net = match map.get("net") {
+            Some(v) => self.net(v)?,
+            None => NetConfig::default(),
+        };
+        let regressions = map.get("regressions").map(|v| self.rel_path(v, "$.regressions")).transpose()?;
+        Ok(Config { path: self.file.clone(), name, duration, nodes, limits, determinism, disk, faults, net, regressions })
+    }
+
+    fn limits(&self, v: &Value) -> Parsed<Limits> {
+        let m = self.object(v, "$.limits", LIMIT_FIELDS)?;
+        let mut limits = Limits::default();
+        if let Some(x) = m.get("watchdog_instructions") {
+            limits.watchdog_instructions = self.uint(x, "$.limits.watchdog_instructions", 10_000, 1 << 50)?;
+        }
+        if let Some(x) = m.get("steps_max") {
+            limits.steps_max = self.uint(x, "$.limits.steps_max", 1, 1 << 40)?;
+        }
+        if let Some(x) = m.get("memory_mb") {
+            limits.memory_bytes_max = self.uint(x, "$.limits.memory_mb", 1, 4096)? << 20;
+        }
+        if let Some(x) = m.get("ns_per_instruction") {
+            limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", 0, 1_000_000)?;
+        }
+        Ok(limits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(Path::new("/p/demo/seedfall.json"), text)
+    }
+
+    fn err(text: &str) -> String {
+        let e = parse(text).unwrap_err();
+        format!("{}: {}", e.json_path, e.message)
+    }
+
+    const OK: &str = r#"{"duration": "2s", "nodes": [{"name": "server", "wasm": "s.wasm"}, {"name": "client", "replicas": 3, "go": {"dir": "client"}}]}"#;
+
+    #[test]
+    fn parses_a_small_config() {
+        let c = parse(OK).unwrap();
+        assert_eq!(c.name, "demo");
+        assert_eq!(c.duration, VTime(2_000_000_000));
+        let names: Vec<String> = c.instances().into_iter().map(|(_, n)| n).collect();
+        assert_eq!(names, ["server", "client#1", "client#2", "client#3"]);
+        assert_eq!(c.nodes[0].source, WasmSource::Path("/p/demo/s.wasm".into()));
+        assert!(matches!(&c.nodes[1].source, WasmSource::Go { dir, package, .. } if dir == Path::new("/p/demo/client") && package == "."));
+    }
+
+    #[test]
+    fn errors_name_path_and_expectation() {
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a.wasm", "replica": 2}]}"#),
+            "$.nodes[0].replica: unknown field \"replica\" (did you mean \"replicas\"?)"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a.wasm", "replicas": 0}]}"#),
+            "$.nodes[0].replicas: expected an integer from 1 to 64, found 0"
+        );
+        assert_eq!(err(r#"{"duraton": "2s"}"#), "$.duraton: unknown field \"duraton\" (did you mean \"duration\"?)");
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "net": {"distribution": "pareto"}}"#),
+            "$.net.distribution: expected \"uniform\" or \"long_tail\", found \"pareto\""
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "faults": {"partition": {"rate": 1}}}"#),
+            "$.faults.partition: missing field \"duration\" (how long a partition lasts, like \"100ms-2s\")"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "go": {"dir": ".", "net": "yes"}}]}"#),
+            "$.nodes[0].go.net: expected true or false, found a string"
+        );
+        assert_eq!(
+            err(r#"{"duration": "soon", "nodes": []}"#),
+            "$.duration: expected a positive duration like \"10s\" or \"250ms\", found \"soon\""
+        );
+        assert!(err(r#"{"duration": "1s", "nodes": [{"name": "a"}]}"#).starts_with("$.nodes[0]: expected exactly one of"));
+        assert_eq!(
+            err(r#"{"duration": "1s", "nodes": [{"name": "a", "wasm": "x"}, {"name": "a", "wasm": "y"}]}"#),
+            "$.nodes[1].name: node name \"a\" is used twice"
+        );
+        assert!(err("{").starts_with("$: not valid JSON"));
+        assert_eq!(err(r#"{"version": 2}"#), "$.version: this seedfall reads config version 1, found 2");
+    }
+
+    #[test]
+    fn fault_sections_parse_and_check_node_names() {
+        let c = parse(r#"{"duration": "2s", "nodes": [{"name": "server", "wasm": "s.wasm"}],
+            "faults": {"crash": {"rate": 0.5, "restart_after": "50ms-500ms", "during_disk_op": 0.5}, "torn_writes": true,
+                       "fsync_eio": {"probability": 0.1, "nodes": ["server"]}},
+            "disk": {"sector_bytes": 4096, "fsync_latency": "2ms"}}"#).unwrap();
+        let crash = c.faults.crash.unwrap();
+        assert_eq!(crash.restart_after, Some(Span { min_ns: 50_000_000, max_ns: 500_000_000 }));
+        assert_eq!(crash.nodes, ["server"]);
+        assert!(c.faults.torn_writes);
+        assert_eq!(c.disk.sector_bytes, 4096);
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "server", "wasm": "s"}], "faults": {"pause": {"rate": 1, "duration": "1ms", "nodes": ["sever"]}}}"#),
+            "$.faults.pause.nodes[0]: no node is named \"sever\" (did you mean \"server\"?)"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "s", "wasm": "s"}], "faults": {"crash": {"rate": 1, "restart_after": "5s-1s"}}}"#),
+            "$.faults.crash.restart_after: the range \"5s-1s\" ends before it starts"
+        );
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "s", "wasm": "s"}], "faults": {"crashes": {}}}"#),
+            "$.faults.crashes: unknown field \"crashes\" (did you mean \"crash\"?)"
+        );
+    }
+
+    #[test]
+    fn default_names() {
+        assert_eq!(default_name(Path::new("/x/kvlog/seedfall.json")), "kvlog");
+        assert_eq!(default_name(Path::new("/x/kvlog/seedfall.fixed.json")), "kvlog-fixed");
+        assert_eq!(default_name(Path::new("/x/kvlog/other.json")), "other");
+    }
+}

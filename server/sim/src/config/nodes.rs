@@ -1,0 +1,131 @@
+//! `nodes`: the programs of the cluster, their instances and how to build them.
+use super::parse::{kind, valid_name, Parsed, Parser};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub const REPLICAS_MAX: u64 = 64;
+
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub name: String,
+    /// `None` when the config gave no `replicas`: one instance named like the node.
+    pub replicas: Option<u32>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub source: WasmSource,
+    /// A workload node's clean exit counts towards ending the run early.
+    pub workload: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum WasmSource {
+    /// A prebuilt module, absolute path.
+    Path(PathBuf),
+    /// `go build` of `package` run in `dir` with GOOS=wasip1 GOARCH=wasm.
+    /// With `net`, built with the overlay that puts the standard library's
+    /// `net` package on the simulated network (see docs/network.md).
+    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool },
+    /// `cargo build --target wasm32-wasip1` run in `dir`.
+    Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
+}
+
+impl NodeSpec {
+    pub fn instance_count(&self) -> u32 {
+        self.replicas.unwrap_or(1)
+    }
+    pub fn instance_name(&self, replica_idx: u32) -> String {
+        assert!(replica_idx < self.instance_count());
+        match self.replicas {
+            None => self.name.clone(),
+            Some(_) => format!("{}#{}", self.name, replica_idx + 1),
+        }
+    }
+}
+
+const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload"];
+const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net"];
+const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
+
+impl Parser {
+    pub(super) fn node(&self, v: &Value, path: &str) -> Parsed<NodeSpec> {
+        let map = self.object(v, path, NODE_FIELDS)?;
+        let name = match map.get("name") {
+            Some(n) => self.string(n, &format!("{path}.name"))?,
+            None => return Err(self.err(path, "missing field \"name\"")),
+        };
+        if !valid_name(&name) {
+            return Err(self.err(&format!("{path}.name"), format!("expected letters, digits, '-' or '_', found \"{name}\"")));
+        }
+        let replicas = match map.get("replicas") {
+            Some(r) => Some(self.uint(r, &format!("{path}.replicas"), 1, REPLICAS_MAX)? as u32),
+            None => None,
+        };
+        let args = match map.get("args") {
+            Some(a) => self.strings(a, &format!("{path}.args"))?,
+            None => Vec::new(),
+        };
+        let mut env = BTreeMap::new();
+        if let Some(e) = map.get("env") {
+            let epath = format!("{path}.env");
+            let m = e.as_object().ok_or_else(|| self.err(&epath, format!("expected an object of strings, found {}", kind(e))))?;
+            for (k, val) in m {
+                if k.is_empty() || k.contains('=') {
+                    return Err(self.err(&format!("{epath}.{k}"), "an environment variable name cannot be empty or contain '='"));
+                }
+                env.insert(k.clone(), self.string(val, &format!("{epath}.{k}"))?);
+            }
+        }
+        let workload = match map.get("workload") {
+            Some(b) => self.bool(b, &format!("{path}.workload"))?,
+            None => true,
+        };
+        let source = self.source(map, path)?;
+        Ok(NodeSpec { name, replicas, args, env, source, workload })
+    }
+
+    pub(super) fn source(&self, map: &Map<String, Value>, path: &str) -> Parsed<WasmSource> {
+        let given: Vec<&str> = ["wasm", "go", "cargo"].into_iter().filter(|k| map.contains_key(*k)).collect();
+        if given.len() != 1 {
+            let found = if given.is_empty() { "none".to_string() } else { given.join(" and ") };
+            return Err(self.err(path, format!("expected exactly one of \"wasm\" (a .wasm path), \"go\" or \"cargo\" (a build recipe), found {found}")));
+        }
+        match given[0] {
+            "wasm" => Ok(WasmSource::Path(self.rel_path(&map["wasm"], &format!("{path}.wasm"))?)),
+            "go" => {
+                let gpath = format!("{path}.go");
+                let m = self.object(&map["go"], &gpath, GO_FIELDS)?;
+                let dir = match m.get("dir") {
+                    Some(d) => self.rel_path(d, &format!("{gpath}.dir"))?,
+                    None => return Err(self.err(&gpath, "missing field \"dir\" (the folder `go build` runs in)")),
+                };
+                let package = match m.get("package") {
+                    Some(p) => self.string(p, &format!("{gpath}.package"))?,
+                    None => ".".into(),
+                };
+                let tags = match m.get("tags") {
+                    Some(t) => self.strings(t, &format!("{gpath}.tags"))?,
+                    None => Vec::new(),
+                };
+                let net = match m.get("net") {
+                    Some(b) => self.bool(b, &format!("{gpath}.net"))?,
+                    None => false,
+                };
+                Ok(WasmSource::Go { dir, package, tags, net })
+            }
+            _ => {
+                let cpath = format!("{path}.cargo");
+                let m = self.object(&map["cargo"], &cpath, CARGO_FIELDS)?;
+                let dir = match m.get("dir") {
+                    Some(d) => self.rel_path(d, &format!("{cpath}.dir"))?,
+                    None => return Err(self.err(&cpath, "missing field \"dir\" (the folder `cargo build` runs in)")),
+                };
+                let opt = |k: &str| -> Parsed<Option<String>> {
+                    m.get(k).map(|v| self.string(v, &format!("{cpath}.{k}"))).transpose()
+                };
+                let profile = opt("profile")?.unwrap_or_else(|| "release".into());
+                Ok(WasmSource::Cargo { dir, package: opt("package")?, bin: opt("bin")?, profile })
+            }
+        }
+    }
+}

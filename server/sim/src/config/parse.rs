@@ -1,0 +1,201 @@
+//! The config parser's primitives: typed reads of JSON values that name the
+//! JSON path in every error, and the helpers behind "did you mean".
+use super::{ConfigError, NodeSpec, Span};
+use crate::vtime::parse_duration;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+pub(super) struct Parser {
+    pub(super) file: PathBuf,
+}
+
+pub(super) type Parsed<T> = Result<T, ConfigError>;
+
+impl Parser {
+    pub(super) fn err(&self, json_path: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError { file: self.file.clone(), json_path: json_path.to_string(), message: message.into() }
+    }
+
+    pub(super) fn object<'v>(&self, v: &'v Value, path: &str, known: &[&str]) -> Parsed<&'v Map<String, Value>> {
+        let map = v.as_object().ok_or_else(|| self.err(path, format!("expected an object, found {}", kind(v))))?;
+        for key in map.keys() {
+            if !known.contains(&key.as_str()) {
+                let hint = match did_you_mean(key, known) {
+                    Some(s) => format!(" (did you mean \"{s}\"?)"),
+                    None => format!(" (known fields: {})", known.join(", ")),
+                };
+                return Err(self.err(&format!("{path}.{key}"), format!("unknown field \"{key}\"{hint}")));
+            }
+        }
+        Ok(map)
+    }
+
+    pub(super) fn string(&self, v: &Value, path: &str) -> Parsed<String> {
+        v.as_str().map(str::to_string).ok_or_else(|| self.err(path, format!("expected a string, found {}", kind(v))))
+    }
+
+    pub(super) fn uint(&self, v: &Value, path: &str, min: u64, max: u64) -> Parsed<u64> {
+        match v.as_u64() {
+            Some(n) if n >= min && n <= max => Ok(n),
+            _ => Err(self.err(path, format!("expected an integer from {min} to {max}, found {}", show(v)))),
+        }
+    }
+
+    pub(super) fn bool(&self, v: &Value, path: &str) -> Parsed<bool> {
+        v.as_bool().ok_or_else(|| self.err(path, format!("expected true or false, found {}", kind(v))))
+    }
+
+    pub(super) fn strings(&self, v: &Value, path: &str) -> Parsed<Vec<String>> {
+        let items = v.as_array().ok_or_else(|| self.err(path, format!("expected an array of strings, found {}", kind(v))))?;
+        items.iter().enumerate().map(|(i, item)| self.string(item, &format!("{path}[{i}]"))).collect()
+    }
+
+    pub(super) fn rel_path(&self, v: &Value, path: &str) -> Parsed<PathBuf> {
+        let text = self.string(v, path)?;
+        if text.is_empty() {
+            return Err(self.err(path, "expected a path, found an empty string"));
+        }
+        let dir = self.file.parent().expect("config file has a folder");
+        Ok(normalize(&dir.join(text)))
+    }
+
+    pub(super) fn duration_value(&self, v: &Value, path: &str) -> Parsed<u64> {
+        let text = self.string(v, path)?;
+        parse_duration(&text).map(|d| d.nanos()).ok_or_else(|| self.err(path, format!("expected a duration like \"10ms\", found \"{text}\"")))
+    }
+
+    /// `"100ms"` or `"50ms-500ms"`.
+    pub(super) fn span(&self, v: &Value, path: &str) -> Parsed<Span> {
+        let text = self.string(v, path)?;
+        let bad = || self.err(path, format!("expected a duration like \"100ms\" or a range like \"50ms-500ms\", found \"{text}\""));
+        let (a, b) = match text.split_once('-') {
+            Some((a, b)) => (parse_duration(a).ok_or_else(bad)?, parse_duration(b).ok_or_else(bad)?),
+            None => {
+                let d = parse_duration(&text).ok_or_else(bad)?;
+                (d, d)
+            }
+        };
+        if b < a {
+            return Err(self.err(path, format!("the range \"{text}\" ends before it starts")));
+        }
+        Ok(Span { min_ns: a.nanos(), max_ns: b.nanos() })
+    }
+
+    /// The required `duration` span of a fault family at `path`.
+    pub(super) fn duration_span(&self, m: &Map<String, Value>, path: &str, hint: &str) -> Parsed<Span> {
+        match m.get("duration") {
+            Some(v) => self.span(v, &format!("{path}.duration")),
+            None => Err(self.err(path, format!("missing field \"duration\" ({hint})"))),
+        }
+    }
+
+    pub(super) fn number(&self, v: &Value, path: &str, min: f64, max: f64) -> Parsed<f64> {
+        match v.as_f64() {
+            Some(x) if x >= min && x <= max => Ok(x),
+            _ => Err(self.err(path, format!("expected a number from {min} to {max}, found {}", show(v)))),
+        }
+    }
+
+    /// `nodes` names config nodes (all their replicas); absent means every node.
+    pub(super) fn targets(&self, m: &Map<String, Value>, path: &str, nodes: &[NodeSpec]) -> Parsed<Vec<String>> {
+        let Some(v) = m.get("nodes") else { return Ok(nodes.iter().map(|n| n.name.clone()).collect()) };
+        let names = self.strings(v, &format!("{path}.nodes"))?;
+        let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        for (i, n) in names.iter().enumerate() {
+            if !known.contains(&n.as_str()) {
+                let hint = did_you_mean(n, &known).map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default();
+                return Err(self.err(&format!("{path}.nodes[{i}]"), format!("no node is named \"{n}\"{hint}")));
+            }
+        }
+        Ok(names)
+    }
+
+    pub(super) fn rate(&self, m: &Map<String, Value>, path: &str) -> Parsed<f64> {
+        match m.get("rate") {
+            Some(x) => self.number(x, &format!("{path}.rate"), 0.0, 1000.0),
+            None => Err(self.err(path, "missing field \"rate\" (expected faults per virtual second per node instance)")),
+        }
+    }
+}
+
+/// Removes `.` and folds `dir/..` without touching the filesystem, so paths
+/// shown to users read `examples/ledger/main.go`, not `examples/ledger/./main.go`.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+pub(super) fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// `seedfall.json` takes its folder's name; `seedfall.fixed.json` becomes
+/// `<folder>-fixed`; any other file its stem.
+pub(super) fn default_name(file: &Path) -> String {
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("config");
+    let folder = file.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str()).unwrap_or("config");
+    let raw = if stem == "seedfall" {
+        folder.to_string()
+    } else if let Some(rest) = stem.strip_prefix("seedfall.") {
+        format!("{folder}-{rest}")
+    } else {
+        stem.to_string()
+    };
+    let cleaned: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    if cleaned.is_empty() { "config".into() } else { cleaned }
+}
+
+pub(super) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(super) fn show(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.to_string(),
+        other => kind(other).to_string(),
+    }
+}
+
+/// The known name closest to `typo`, if it is close enough to be a typo.
+pub fn did_you_mean<'a>(typo: &str, known: &[&'a str]) -> Option<&'a str> {
+    let typo_lower = typo.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&typo_lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
