@@ -15,15 +15,27 @@ pub struct InspectArgs {
     #[arg(long)]
     pub node: Option<String>,
     /// Only these kinds of event (comma-separated): output, property, fault,
-    /// crash, restart, start, exit, fsync, failure, setup, branch, other.
+    /// crash, restart, start, exit, fsync, disk, failure, setup, branch, net,
+    /// other. `disk` lists every disk event: creates, renames, unlinks,
+    /// mkdirs, truncates, fsyncs and what each crash lost.
     #[arg(long)]
     pub kind: Option<String>,
+    /// Also print each node's disk as it survived every crash, and at the
+    /// end: paths, sizes, a content hash.
+    #[arg(long)]
+    pub tree: bool,
     /// JSON lines instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
-pub const KINDS: &[&str] = &["output", "property", "fault", "crash", "restart", "start", "exit", "fsync", "failure", "setup", "branch", "net", "other"];
+pub const KINDS: &[&str] = &["output", "property", "fault", "crash", "restart", "start", "exit", "fsync", "disk", "failure", "setup", "branch", "net", "other"];
+
+/// Whether an event is of a `-kind` (`disk` also takes fsyncs and crashes).
+pub fn is_kind(kind: &str, e: &EventKind) -> bool {
+    let k = kind_of(e);
+    k == kind || (kind == "disk" && matches!(k, "fsync" | "crash"))
+}
 
 /// The filter name of an event.
 pub fn kind_of(e: &EventKind) -> &'static str {
@@ -40,6 +52,7 @@ pub fn kind_of(e: &EventKind) -> &'static str {
         EventKind::SetupComplete => "setup",
         EventKind::Branch { .. } => "branch",
         EventKind::Net { .. } => "net",
+        EventKind::Disk { .. } => "disk",
         EventKind::Unsupported { .. } | EventKind::End { .. } | EventKind::Families { .. } => "other",
     }
 }
@@ -69,19 +82,33 @@ pub fn main(a: InspectArgs) -> i32 {
             return 2;
         }
     }
-    let outcome = run(&project.program, &schedule, &RunOptions::default());
-    let keep = |e: &&TraceEvent| node_matches(&nodes, e.node.as_deref()) && (kinds.is_empty() || kinds.iter().any(|k| k == kind_of(&e.kind)));
+    let outcome = run(&project.program, &schedule, &RunOptions { disk_trees: a.tree, ..RunOptions::default() });
+    let keep = |e: &&TraceEvent| node_matches(&nodes, e.node.as_deref()) && (kinds.is_empty() || kinds.iter().any(|k| is_kind(k, &e.kind)));
     let events: Vec<&TraceEvent> = outcome.trace.iter().filter(keep).collect();
+    let trees: Vec<&seedfall_sim::outcome::DiskTree> = outcome.disk_trees.iter().filter(|t| node_matches(&nodes, Some(&t.node))).collect();
     if a.json {
         for e in events {
             println!("{}", serde_json::to_string(e).unwrap());
         }
+        for t in trees {
+            println!("{}", serde_json::json!({ "event": "disk_tree", "node": t.node, "time_ns": t.time_ns, "after": t.after, "entries": t.entries }));
+        }
     } else {
         let width = instances.iter().map(String::len).max().unwrap_or(4);
+        // Trees go right after the crash they follow (or at the end).
+        let mut pending = trees.into_iter().peekable();
         for e in events {
             let t = VTime(e.time_ns).to_string();
             let node = e.node.as_deref().unwrap_or("");
             println!("{t:>16}  {node:<width$}  {:<8}  {}", kind_of(&e.kind), output::event_text(&e.kind));
+            if matches!(e.kind, EventKind::Crash { .. }) {
+                while let Some(tree) = pending.next_if(|tr| tr.after == "crash" && tr.time_ns == e.time_ns && Some(tr.node.as_str()) == e.node.as_deref()) {
+                    print_tree(tree);
+                }
+            }
+        }
+        for tree in pending {
+            print_tree(tree);
         }
         match &outcome.failure {
             Some(_) => print!("{}", output::failure_block(&project, &outcome)),
@@ -89,4 +116,15 @@ pub fn main(a: InspectArgs) -> i32 {
         }
     }
     i32::from(outcome.failure.is_some())
+}
+
+fn print_tree(t: &seedfall_sim::outcome::DiskTree) {
+    let when = if t.after == "crash" { "after the crash" } else { "at the end" };
+    println!("{:>16}  disk of {} {when}: {} entries", VTime(t.time_ns).to_string(), t.node, t.entries.len());
+    for e in &t.entries {
+        match &e.hash {
+            Some(h) => println!("{:>16}    {:<40} {:>10} bytes  {h}", "", e.path, e.size),
+            None => println!("{:>16}    {}/", "", e.path),
+        }
+    }
 }

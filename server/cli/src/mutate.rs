@@ -32,7 +32,7 @@ pub fn main(a: MutateArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let total = seeds.len() * (1 + seedfall_sim::disk::Mutation::ALL.len() as u64);
+    let total = seeds.len() * (1 + seedfall_search::mutate::applicable(&project.program).len() as u64);
     let bar = if std::io::stderr().is_terminal() && !a.json {
         let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         b.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} runs  {msg}").unwrap());
@@ -55,7 +55,7 @@ pub fn main(a: MutateArgs) -> i32 {
         } else {
             "survived: your checks would not notice this class of bug".to_string()
         };
-        println!("  {:<28} {verdict}", m.description);
+        println!("  {:<36} {verdict}", m.description);
     }
     0
 }

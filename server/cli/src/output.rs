@@ -34,7 +34,18 @@ pub fn failure_block(project: &Project, outcome: &Outcome) -> String {
     if let Some(loc) = display_location(project, f) {
         s.push_str(&format!("    at {loc}\n"));
     }
+    if let Some(m) = &outcome.model_check {
+        s.push_str(&format!("    {}\n", durability_text(m)));
+    }
+    if let Some(h) = &f.hint {
+        s.push_str(&format!("    hint: {h}\n"));
+    }
     s
+}
+
+/// `found under ext4; fails under strict POSIX too`
+pub fn durability_text(m: &seedfall_sim::outcome::ModelCheck) -> String {
+    format!("found under {}; {}", m.found_under, m.label)
 }
 
 pub fn display_location(project: &Project, f: &Failure) -> Option<String> {
@@ -95,6 +106,9 @@ pub struct FailureJson {
     pub nodes: Vec<NodeFailureJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// The file-system model it was found under, and whether it holds under the other.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<seedfall_sim::outcome::ModelCheck>,
 }
 
 #[derive(Serialize)]
@@ -105,6 +119,8 @@ pub struct NodeFailureJson {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<String>,
     pub location: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {
@@ -117,12 +133,14 @@ pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {
         real_ns: o.stats.real_ns,
         trace_hash: format!("{:016x}", o.trace_hash),
         folder: None,
+        model: o.model_check.clone(),
         nodes: vec![NodeFailureJson {
             node: f.node.clone(),
             kind: f.kind,
             message: f.message.clone(),
             details: f.details.clone(),
             location: display_location(project, f),
+            hint: f.hint.clone(),
         }],
     }
 }
@@ -202,11 +220,28 @@ pub fn event_text(kind: &seedfall_sim::trace::EventKind) -> String {
         EventKind::SetupComplete => "setup complete".into(),
         EventKind::Fault { fault } => format!("fault: {}", fault.describe()),
         EventKind::Branch { streams } => format!("branch: re-keyed {}", streams.join(",")),
-        EventKind::Crash { sectors_lost, sectors_torn_kept } => {
-            format!("crashed: {sectors_lost} unsynced sectors lost, {sectors_torn_kept} torn sectors kept")
+        EventKind::Crash { sectors_lost, sectors_torn_kept, lost, lost_more } => {
+            let mut text = format!("crashed: {sectors_lost} unsynced sectors lost, {sectors_torn_kept} torn sectors kept");
+            if !lost.is_empty() {
+                const SHOWN: usize = 6;
+                let listed: Vec<String> = lost.iter().take(SHOWN).map(|l| l.describe()).collect();
+                let more = lost_more + lost.len().saturating_sub(SHOWN) as u64;
+                text.push_str(&format!("; {}", listed.join("; ")));
+                if more > 0 {
+                    text.push_str(&format!("; and {more} more"));
+                }
+            }
+            text
         }
-        EventKind::Fsync { ok: true } => "fsync".into(),
-        EventKind::Fsync { ok: false } => "fsync failed (EIO)".into(),
+        EventKind::Fsync { ok, path, dir } => {
+            let what = if *dir { format!("fsync of folder {path}") } else { format!("fsync {path}") };
+            if *ok { what } else { format!("{what} failed (EIO)") }
+        }
+        EventKind::Disk { op, path, to, size } => match (to, size) {
+            (Some(to), _) => format!("{} {path} -> {to}", op.name()),
+            (None, Some(size)) => format!("{} {path} to {size} bytes", op.name()),
+            (None, None) => format!("{} {path}", op.name()),
+        },
         EventKind::Net { text } => format!("net: {text}"),
         EventKind::Families { families } => format!("fault families on: {}", if families.is_empty() { "none".to_string() } else { families.join(", ") }),
     }

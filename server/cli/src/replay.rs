@@ -23,6 +23,8 @@ struct ReplayJson<'a> {
     steps: u64,
     trace_hash: String,
     failure: Option<output::FailureJson>,
+    /// The file-system model of each node instance's disk.
+    disk_models: Vec<&'static str>,
     events: &'a [seedfall_sim::trace::TraceEvent],
 }
 
@@ -31,7 +33,8 @@ pub fn main(a: ReplayArgs) -> i32 {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let outcome = run(&project.program, &schedule, &RunOptions::default());
+    let mut outcome = run(&project.program, &schedule, &RunOptions::default());
+    seedfall_search::durability::check(&project.program, &mut outcome, &RunOptions::default());
     if a.json {
         let doc = ReplayJson {
             version: 1,
@@ -42,6 +45,7 @@ pub fn main(a: ReplayArgs) -> i32 {
             steps: outcome.stats.steps,
             trace_hash: format!("{:016x}", outcome.trace_hash),
             failure: outcome.failure.as_ref().map(|_| output::failure_json(&project, &outcome)),
+            disk_models: outcome.disk_models.iter().map(|m| m.name()).collect(),
             events: &outcome.trace,
         };
         println!("{}", serde_json::to_string_pretty(&doc).unwrap());

@@ -190,7 +190,8 @@ fn markdown(input: &Input, status: &BTreeMap<String, String>, resolved: &[String
         let st = status.get(&format!("failure {}", g.signature)).cloned().unwrap_or_default();
         let (replay, shrink) = commands(input, g);
         let f = g.shortest.failure.as_ref().unwrap();
-        out.push_str(&format!("### [{st}] {}\n\n{} seeds ({}); shortest: seed {} failing at t={}\n\n```\n{replay}\n{shrink}\n```\n\n", esc(&g.title), g.count, g.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), g.shortest.seed, VTime(f.time_ns)));
+        let durability = g.shortest.model_check.as_ref().map(|m| format!("; {}", output::durability_text(m))).unwrap_or_default();
+        out.push_str(&format!("### [{st}] {}\n\n{} seeds ({}); shortest: seed {} failing at t={}{durability}\n\n```\n{replay}\n{shrink}\n```\n\n", esc(&g.title), g.count, g.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), g.shortest.seed, VTime(f.time_ns)));
     }
     if !resolved.is_empty() {
         out.push_str("## Resolved since the last report\n\n");
@@ -243,9 +244,11 @@ fn html(input: &Input, status: &BTreeMap<String, String>, resolved: &[String]) -
         let f = g.shortest.failure.as_ref().unwrap();
         let timeline = TIMELINE_PAGE.replace("/*SEEDFALL_DATA*/null", &serde_json::to_string(&json!({ "title": format!("seed {}", g.shortest.seed), "events": g.shortest.trace })).unwrap().replace('<', "\\u003c"));
         body.push_str(&format!(
-            "<section class=\"failure\"><h3><span class=\"status {st}\">{st}</span> {}</h3><p>{} seed{} ({}); shortest: seed {} failing at t={}{}</p><pre>{}\n{}</pre><iframe class=\"timeline\" sandbox=\"allow-scripts\" srcdoc=\"{}\"></iframe></section>",
+            "<section class=\"failure\"><h3><span class=\"status {st}\">{st}</span> {}</h3><p>{} seed{} ({}); shortest: seed {} failing at t={}{}{}</p><pre>{}\n{}</pre><iframe class=\"timeline\" sandbox=\"allow-scripts\" srcdoc=\"{}\"></iframe></section>",
             esc(&g.title), g.count, if g.count == 1 { "" } else { "s" }, g.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), g.shortest.seed, VTime(f.time_ns),
-            output::display_location(input.project, f).map(|l| format!(" at <code>{}</code>", esc(&l))).unwrap_or_default(), esc(&replay), esc(&shrink), esc(&timeline)
+            output::display_location(input.project, f).map(|l| format!(" at <code>{}</code>", esc(&l))).unwrap_or_default(),
+            g.shortest.model_check.as_ref().map(|m| format!("; {}", esc(&output::durability_text(m)))).unwrap_or_default(),
+            esc(&replay), esc(&shrink), esc(&timeline)
         ));
     }
     if !resolved.is_empty() {

@@ -55,7 +55,9 @@ pub fn compute(state: &State) -> BTreeMap<PathBuf, Vec<Diagnostic>> {
                     let f = fs[0];
                     let more = if fs.len() > 1 { format!(" and {} more seed{}", fs.len() - 1, if fs.len() == 2 { "" } else { "s" }) } else { String::new() };
                     let details = f.details.as_ref().map(|d| format!(" {d}")).unwrap_or_default();
-                    let message = format!("{}: {}{details} (seed {}{more}, t={}, {})", f.node, f.message, f.seed, seedfall_sim::VTime(f.time_ns), config.name);
+                    let durability = f.durability.as_ref().map(|d| format!("; {d}")).unwrap_or_default();
+                    let hint = f.hint.as_ref().map(|h| format!("\nhint: {h}")).unwrap_or_default();
+                    let message = format!("{}: {}{details} (seed {}{more}, t={}, {}{durability}){hint}", f.node, f.message, f.seed, seedfall_sim::VTime(f.time_ns), config.name);
                     let related = [file_location(&f.folder.join("faults.json"), "schedule (replay with -faults)"), file_location(&f.folder.join("trace.jsonl"), "trace")]
                         .into_iter()
                         .flatten()

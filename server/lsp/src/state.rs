@@ -24,6 +24,10 @@ pub struct FailureView {
     pub details: Option<String>,
     pub kind: String,
     pub time_ns: u64,
+    /// "found under ext4; fails under strict POSIX too" (summary v2 on).
+    pub durability: Option<String>,
+    /// What seedfall thinks went wrong, when it can tell.
+    pub hint: Option<String>,
     /// The failing source line (file resolved against the config's folder, 1-based line), when known.
     pub source: Option<(PathBuf, u32)>,
 }
@@ -110,6 +114,8 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
             details: f["details"].as_str().map(str::to_string),
             kind: f["kind"].as_str().unwrap_or("").to_string(),
             time_ns: f["time_ns"].as_u64().unwrap_or(0),
+            durability: v["model_check"]["label"].as_str().map(|l| format!("found under {}; {l}", v["model_check"]["found_under"].as_str().unwrap_or("?"))),
+            hint: f["hint"].as_str().map(str::to_string),
             source,
         });
     }

@@ -54,6 +54,11 @@ struct Summary<'a> {
     /// The failure's source line, when the guest told where (the file
     /// relative to the config's folder): editors put the diagnostic there.
     source: Option<Source>,
+    /// The file-system model it was found under, and whether it holds under the other.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_check: &'a Option<seedfall_sim::outcome::ModelCheck>,
+    /// Of the seeded disk contents the run had (`nodes[].disk`).
+    seeds_digest: &'a str,
 }
 
 #[derive(Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
@@ -129,6 +134,8 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
         trace_events_dropped: outcome.trace_events_dropped,
         replay: format!("seedfall replay -c {} -seed {} -faults {}", rel(&config.path), outcome.seed, rel(&fin.join("faults.json"))),
         source: outcome.failure.as_ref().and_then(|f| source(project, &f.node, f.location.as_deref()?)).map(|s| s.recorded(config)),
+        model_check: &outcome.model_check,
+        seeds_digest: &project.program.seeds_digest,
     };
     write(&tmp.join("summary.json"), &serde_json::to_vec_pretty(&summary).unwrap()).map_err(io)?;
     // Another seedfall may be writing the same failure (same seed, same

@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod explore;
 pub mod go_overlay;
 pub mod cause;
+pub mod durability;
 pub mod modules;
 pub mod paths;
 pub mod mutate;

@@ -40,13 +40,21 @@ fn failing_seeds(program: &Program, seeds: SeedRange, jobs: usize, mutation: Opt
     failed
 }
 
-/// Runs the baseline and every mutation; `on_phase` names each sweep as it
+/// The mutations that weaken something one of the program's disks promises
+/// (`DirFsyncIgnored` means nothing under ext4, a journal mutation nothing
+/// under posix).
+pub fn applicable(program: &Program) -> Vec<Mutation> {
+    let models = seedfall_sim::run::disk_models(&program.config, &seedfall_sim::RunOptions::default());
+    Mutation::ALL.into_iter().filter(|m| models.iter().any(|&model| m.applies_to(model))).collect()
+}
+
+/// Runs the baseline and every mutation that applies to the program's disks; `on_phase` names each sweep as it
 /// starts, `on_run` ticks once per run (for progress).
 pub fn mutate(program: &Program, seeds: SeedRange, jobs: usize, stop: &AtomicBool, on_phase: &mut dyn FnMut(&str), on_run: &mut dyn FnMut()) -> MutateReport {
     on_phase("baseline");
     let baseline = failing_seeds(program, seeds, jobs, None, stop, on_run);
     let mut mutations = Vec::new();
-    for m in Mutation::ALL {
+    for m in applicable(program) {
         on_phase(m.describe());
         let failed = failing_seeds(program, seeds, jobs, Some(m), stop, on_run);
         let new_failures: Vec<u64> = failed.iter().copied().filter(|s| !baseline.contains(s)).collect();

@@ -61,7 +61,7 @@ pub struct SweepSummary {
 /// passing runs are dropped on the worker to keep memory flat.
 pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut on_outcome: impl FnMut(&Outcome)) -> SweepSummary {
     let started = Instant::now();
-    let run_options = RunOptions { profile: options.profile, mutation: options.mutation };
+    let run_options = RunOptions { profile: options.profile, mutation: options.mutation, ..RunOptions::default() };
     let mut summary = SweepSummary::default();
     // Without -until-novelty the whole range is one batch.
     let batch = options.novelty.map_or(options.seeds.len(), |n| n.batch.max(1));
@@ -81,6 +81,8 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
             let mut outcome = run(program, &Schedule::seed(options.seeds.nth(first + i)), &run_options);
             if outcome.verdict == Verdict::Pass {
                 outcome.trace = Vec::new();
+            } else if options.mutation.is_none() {
+                crate::durability::check(program, &mut outcome, &run_options);
             }
             outcome
         },

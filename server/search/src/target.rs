@@ -44,6 +44,8 @@ pub fn run_each(program: &Program, schedules: &[Schedule], jobs: usize, keep_fai
             let mut o = seedfall_sim::run(program, &schedules[i as usize], &RunOptions::default());
             if !(keep_failing_traces && failed(&o)) {
                 o.trace = Vec::new();
+            } else {
+                crate::durability::check(program, &mut o, &RunOptions::default());
             }
             o
         },

@@ -31,6 +31,10 @@ pub struct Failure {
     /// For a property: the details (JSON) of the failing evaluation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<String>,
+    /// What probably went wrong and how to fix it, when seedfall can tell
+    /// (a folder the disk never had).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     pub time_ns: u64,
     pub step: u64,
 }

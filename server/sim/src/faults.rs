@@ -37,6 +37,10 @@ pub struct Families {
     pub clock_skew: bool,
     pub clock_jump: bool,
     pub partition: bool,
+    pub corrupt_read: bool,
+    pub latent_sector_error: bool,
+    pub misdirected_write: bool,
+    pub lost_write: bool,
 }
 
 impl Families {
@@ -49,6 +53,10 @@ impl Families {
             (self.clock_skew, "clock_skew"),
             (self.clock_jump, "clock_jump"),
             (self.partition, "partition"),
+            (self.corrupt_read, "corrupt_read"),
+            (self.latent_sector_error, "latent_sector_error"),
+            (self.misdirected_write, "misdirected_write"),
+            (self.lost_write, "lost_write"),
         ];
         all.into_iter().filter(|(on, _)| *on).map(|(_, n)| n).collect()
     }
@@ -64,6 +72,10 @@ pub fn families(f: &FaultConfig, streams: &mut Streams) -> Families {
         clock_skew: pick(f.clock_skew.is_some()),
         clock_jump: pick(f.clock_jump.is_some()),
         partition: pick(f.partition.is_some()),
+        corrupt_read: pick(f.corrupt_read.is_some()),
+        latent_sector_error: pick(f.latent_sector_error.is_some()),
+        misdirected_write: pick(f.misdirected_write.is_some()),
+        lost_write: pick(f.lost_write.is_some()),
     }
 }
 
@@ -146,6 +158,11 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTim
     }
     out.sort_by_key(|(t, _)| *t);
     out
+}
+
+/// Whether the node instance is a target of a storage fault family.
+pub fn media_target(config: &Config, family: &Option<crate::config::MediaFaults>, node_idx: usize) -> bool {
+    family.as_ref().is_some_and(|m| targets(config, &m.nodes).contains(&node_idx))
 }
 
 /// Whether the node instance is a target of the fsync-EIO family.

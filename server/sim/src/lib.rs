@@ -31,6 +31,7 @@ pub mod props;
 pub mod run;
 pub mod schedule;
 pub mod scheduler;
+pub mod storage;
 pub mod streams;
 pub mod trace;
 pub mod vtime;

@@ -57,4 +57,33 @@ pub struct Outcome {
     pub trace_events_dropped: u64,
     pub trace_hash: u64,
     pub stats: Stats,
+    /// The file-system model of each node instance's disk, in instance order.
+    pub disk_models: Vec<crate::disk::FsModel>,
+    /// With `RunOptions::disk_trees`: each instance's disk after every crash
+    /// and at the end (not part of the trace, so not of its hash).
+    pub disk_trees: Vec<DiskTree>,
+    /// For a failure: whether it holds under the other file-system model
+    /// (set by `seedfall-search`, which re-runs it).
+    pub model_check: Option<ModelCheck>,
+}
+
+/// A failure re-checked under the other file-system model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ModelCheck {
+    /// `ext4`, `posix`, or `ext4+posix` when the disks differ.
+    pub found_under: String,
+    pub other: String,
+    pub fails_under_other: bool,
+    /// "fails under ext4 too", "fails only under strict POSIX (portable durability)", ...
+    pub label: String,
+}
+
+/// What one node instance's disk held at a moment.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiskTree {
+    pub node: String,
+    pub time_ns: u64,
+    /// `crash` (what survived it) or `end`.
+    pub after: &'static str,
+    pub entries: Vec<crate::disk::TreeEntry>,
 }

@@ -14,6 +14,12 @@ pub struct Program {
     pub catalog: Vec<crate::props::CatalogEntry>,
     /// Function names per config node, for display (set by the loader).
     pub function_names: std::collections::BTreeMap<String, std::collections::BTreeMap<u32, String>>,
+    /// Per config node: the files its disk is seeded with (guest path,
+    /// contents), read from the host when the program is made.
+    pub disk_seeds: Vec<Vec<(String, std::sync::Arc<[u8]>)>>,
+    /// FNV-1a over every seeded path and content: failure folders record it,
+    /// so a replay can tell it runs on other seeded contents.
+    pub seeds_digest: String,
     pub(crate) engine: Engine,
     pub(crate) nodes: Vec<ProgramNode>,
 }
@@ -49,7 +55,8 @@ impl Program {
             let pre = linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?;
             nodes.push(ProgramNode { pre, coverage_functions });
         }
-        Ok(Program { config, catalog: Vec::new(), function_names: Default::default(), engine: engine.clone(), nodes })
+        let (disk_seeds, seeds_digest) = read_disk_seeds(&config)?;
+        Ok(Program { config, catalog: Vec::new(), function_names: Default::default(), disk_seeds, seeds_digest, engine: engine.clone(), nodes })
     }
 
     pub fn instrumented(&self) -> bool {
@@ -59,4 +66,32 @@ impl Program {
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
+}
+
+/// Reads every node's seeded files (`nodes[i].disk.files`) from the host.
+fn read_disk_seeds(config: &Config) -> Result<(Vec<Vec<(String, std::sync::Arc<[u8]>)>>, String), String> {
+    let mut hash = crate::trace::TraceHash::new();
+    let mut all = Vec::with_capacity(config.nodes.len());
+    for (i, node) in config.nodes.iter().enumerate() {
+        let mut files = Vec::with_capacity(node.disk.files.len());
+        let mut bytes = 0u64;
+        for (guest, host) in &node.disk.files {
+            let data = std::fs::read(host).map_err(|e| {
+                format!("{}: $.nodes[{i}].disk.files.{guest}: cannot read {} to seed {guest} on node \"{}\": {e}", config.path.display(), host.display(), node.name)
+            })?;
+            bytes += data.len() as u64;
+            if bytes > crate::config::SEED_BYTES_MAX {
+                return Err(format!("{}: $.nodes[{i}].disk.files: the seeded files of node \"{}\" are over {} MiB", config.path.display(), node.name, crate::config::SEED_BYTES_MAX >> 20));
+            }
+            hash.write(guest.as_bytes());
+            hash.write_u64(data.len() as u64);
+            hash.write(&data);
+            files.push((guest.clone(), data.into()));
+        }
+        for d in &node.disk.dirs {
+            hash.write(d.as_bytes());
+        }
+        all.push(files);
+    }
+    Ok((all, format!("{:016x}", hash.value())))
 }

@@ -17,15 +17,43 @@ pub struct RunOptions {
     pub profile: bool,
     /// Weaken one durability guarantee of every disk (`seedfall mutate`).
     pub mutation: Option<crate::disk::Mutation>,
+    /// Every disk under this model, whatever the config says (the re-check
+    /// of a failure under the other model).
+    pub model: Option<crate::disk::FsModel>,
+    /// Keep each disk's tree after every crash and at the end (`inspect -tree`).
+    pub disk_trees: bool,
 }
 
-/// Disks per the config; the fault plan drawn from the rates, or taken
-/// exactly from the schedule.
-fn setup_disks_and_faults(w: &mut World, config: &Config, schedule: &Schedule, options: &RunOptions) {
-    for d in &mut w.disks {
-        *d = crate::disk::Disk::new(config.disk.sector_bytes);
-        d.mutation = options.mutation;
+/// The model of each node instance's disk under these options.
+pub fn disk_models(config: &Config, options: &RunOptions) -> Vec<crate::disk::FsModel> {
+    config.instances().iter().map(|(n, _)| options.model.unwrap_or_else(|| config.nodes[*n].model(&config.disk))).collect()
+}
+
+/// Disks per the config (model, seeded folders and files); the fault plan
+/// drawn from the rates, or taken exactly from the schedule.
+fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule, options: &RunOptions) {
+    let config = &program.config;
+    let instances = config.instances();
+    for ((i, (node_idx, _)), model) in instances.iter().enumerate().zip(disk_models(config, options)) {
+        let spec = &config.nodes[*node_idx];
+        let mut d = crate::disk::Disk::new(config.disk.sector_bytes, model);
+        d.commit_interval_ns = config.disk.commit_interval_ns;
+        d.mutation = options.mutation.filter(|m| m.applies_to(model));
+        for dir in &spec.disk.dirs {
+            d.seed_dir(dir).unwrap_or_else(|e| panic!("a checked seed folder {dir} cannot be made: errno {e}"));
+        }
+        for (path, data) in &program.disk_seeds[*node_idx] {
+            if d.seed_file(path, data).is_err() {
+                w.fault.get_or_insert_with(|| format!("node \"{}\": cannot seed {path} (a folder is in its way, or the disk is full)", spec.name));
+            }
+        }
+        w.disks[i] = d;
     }
+    w.faults.media.replicas = instances.iter().map(|(n, name)| {
+        let count = config.nodes[*n].instance_count();
+        let index = name.rsplit_once('#').and_then(|(_, r)| r.parse::<u32>().ok()).map_or(0, |r| r - 1);
+        (index, count)
+    }).collect();
     w.faults.io_latency_ns = config.disk.io_latency_ns;
     w.faults.fsync_latency_ns = config.disk.fsync_latency_ns;
     w.faults.eio_probability = config.faults.fsync_eio.as_ref().map_or(0.0, |e| e.probability);
@@ -37,6 +65,17 @@ fn setup_disks_and_faults(w: &mut World, config: &Config, schedule: &Schedule, o
                 let families = w.faults.families.names().into_iter().map(str::to_string).collect();
                 w.record(None, EventKind::Families { families });
             }
+            let media = |family: &Option<crate::config::MediaFaults>, on: bool| crate::storage::MediaRate {
+                on,
+                probability: family.as_ref().map_or(0.0, |m| m.probability),
+                targets: (0..instances.len()).map(|i| faults::media_target(config, family, i)).collect(),
+                atlas: family.as_ref().is_some_and(|m| m.atlas),
+            };
+            let fam = w.faults.families.clone();
+            w.faults.media.corrupt_read = media(&config.faults.corrupt_read, fam.corrupt_read);
+            w.faults.media.latent_sector_error = media(&config.faults.latent_sector_error, fam.latent_sector_error);
+            w.faults.media.misdirected_write = media(&config.faults.misdirected_write, fam.misdirected_write);
+            w.faults.media.lost_write = media(&config.faults.lost_write, fam.lost_write);
             faults::plan(config, &w.faults.families, &mut w.streams)
         }
         Some(list) => {
@@ -50,6 +89,16 @@ fn setup_disks_and_faults(w: &mut World, config: &Config, schedule: &Schedule, o
                         }
                     }
                     Fault::Buggify { .. } => {}
+                    Fault::CorruptRead { node, read, .. } | Fault::LatentSectorError { node, read, .. } => {
+                        if let Some(i) = w.node_index(node) {
+                            w.faults.media.at_read.insert((i, *read), f.clone());
+                        }
+                    }
+                    Fault::MisdirectedWrite { node, write, .. } | Fault::LostWrite { node, write, .. } => {
+                        if let Some(i) = w.node_index(node) {
+                            w.faults.media.at_write.insert((i, *write), f.clone());
+                        }
+                    }
                     timed_fault => timed.push((crate::vtime::VTime(timed_fault.at_ns()), Planned::Exact(timed_fault.clone()))),
                 }
             }
@@ -71,7 +120,8 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     let mut world = World::new(schedule.seed, config.limits.clone(), states, options.profile);
     world.faults_planned = schedule.faults.clone();
     world.net = crate::net::Net::new(config.net.clone(), instances.iter().map(|(_, n)| n.clone()).collect());
-    setup_disks_and_faults(&mut world, config, schedule, options);
+    setup_disks_and_faults(&mut world, program, schedule, options);
+    world.keep_disk_trees = options.disk_trees;
     world.coverage = vec![Vec::new(); instances.len()];
     let mut branches = schedule.branches.clone();
     branches.sort_by_key(|b| b.at_ns);
@@ -108,6 +158,12 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         EndReason::Failure => "failure".to_string(),
     };
     w.record(None, EventKind::End { reason });
+    if options.disk_trees {
+        for i in 0..w.nodes.len() {
+            let tree = crate::outcome::DiskTree { node: w.nodes[i].name.clone(), time_ns: w.now.nanos(), after: "end", entries: w.disks[i].tree() };
+            w.disk_trees.push(tree);
+        }
+    }
     let stats = Stats {
         steps: w.step,
         virtual_ns: w.now.nanos(),
@@ -147,5 +203,8 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         trace_events_dropped: w.trace.events_dropped,
         trace: std::mem::take(&mut w.trace.events),
         stats,
+        disk_models: disk_models(config, options),
+        disk_trees: std::mem::take(&mut w.disk_trees),
+        model_check: None,
     }
 }

@@ -69,6 +69,17 @@ pub enum Fault {
         #[serde(default, skip_serializing_if = "Direction::is_both")]
         direction: Direction,
     },
+    /// The node's read number `read` (from 1, over the disk's life) returns
+    /// data with bit `bit` of byte `byte` flipped; the disk is unharmed.
+    CorruptRead { node: String, read: u64, at_ns: u64, byte: u64, bit: u8, #[serde(default)] path: String },
+    /// The node's read number `read` hits a latent sector error: `sector` of
+    /// the file read fails with EIO until written again.
+    LatentSectorError { node: String, read: u64, at_ns: u64, sector: u64, #[serde(default)] path: String },
+    /// The node's write number `write` lands, when written out, on sector
+    /// `to_sector` of its file instead of where it was meant to go.
+    MisdirectedWrite { node: String, write: u64, at_ns: u64, to_sector: u64, #[serde(default)] path: String },
+    /// The node's write number `write` is acknowledged and never persisted.
+    LostWrite { node: String, write: u64, at_ns: u64, #[serde(default)] path: String },
 }
 
 /// Which way a partition stops traffic, seen from its node.
@@ -108,7 +119,11 @@ impl Fault {
             | Fault::ClockSkew { node, .. }
             | Fault::ClockJump { node, .. }
             | Fault::Buggify { node, .. }
-            | Fault::Partition { node, .. } => node,
+            | Fault::Partition { node, .. }
+            | Fault::CorruptRead { node, .. }
+            | Fault::LatentSectorError { node, .. }
+            | Fault::MisdirectedWrite { node, .. }
+            | Fault::LostWrite { node, .. } => node,
         }
     }
     pub fn at_ns(&self) -> u64 {
@@ -119,7 +134,11 @@ impl Fault {
             | Fault::ClockSkew { at_ns, .. }
             | Fault::ClockJump { at_ns, .. }
             | Fault::Buggify { at_ns, .. }
-            | Fault::Partition { at_ns, .. } => *at_ns,
+            | Fault::Partition { at_ns, .. }
+            | Fault::CorruptRead { at_ns, .. }
+            | Fault::LatentSectorError { at_ns, .. }
+            | Fault::MisdirectedWrite { at_ns, .. }
+            | Fault::LostWrite { at_ns, .. } => *at_ns,
         }
     }
     /// The same fault, stamped with the time it was applied.
@@ -131,7 +150,11 @@ impl Fault {
             | Fault::ClockSkew { at_ns, .. }
             | Fault::ClockJump { at_ns, .. }
             | Fault::Buggify { at_ns, .. }
-            | Fault::Partition { at_ns, .. } => *at_ns = now_ns,
+            | Fault::Partition { at_ns, .. }
+            | Fault::CorruptRead { at_ns, .. }
+            | Fault::LatentSectorError { at_ns, .. }
+            | Fault::MisdirectedWrite { at_ns, .. }
+            | Fault::LostWrite { at_ns, .. } => *at_ns = now_ns,
         }
         self
     }
@@ -146,6 +169,10 @@ impl Fault {
             Fault::ClockJump { .. } => "clock_jump",
             Fault::Buggify { .. } => "buggify",
             Fault::Partition { .. } => "partition",
+            Fault::CorruptRead { .. } => "corrupt_read",
+            Fault::LatentSectorError { .. } => "latent_sector_error",
+            Fault::MisdirectedWrite { .. } => "misdirected_write",
+            Fault::LostWrite { .. } => "lost_write",
         }
     }
     /// `crash server during disk op #56, restart at 791.388ms`
@@ -181,8 +208,16 @@ impl Fault {
                 };
                 format!("{how} for {}", VTime(*duration_ns))
             }
+            Fault::CorruptRead { node, read, byte, bit, path, .. } => format!("corrupt read on {node} (read #{read} of {}: bit {bit} of byte {byte} flipped)", shown(path)),
+            Fault::LatentSectorError { node, read, sector, path, .. } => format!("latent sector error on {node} (read #{read}: sector {sector} of {} unreadable until rewritten)", shown(path)),
+            Fault::MisdirectedWrite { node, write, to_sector, path, .. } => format!("misdirected write on {node} (write #{write} to {} lands on sector {to_sector})", shown(path)),
+            Fault::LostWrite { node, write, path, .. } => format!("lost write on {node} (write #{write} to {} never persisted)", shown(path)),
         }
     }
+}
+
+fn shown(path: &str) -> &str {
+    if path.is_empty() { "a file" } else { path }
 }
 
 /// Re-key `streams` at the first scheduler step at or after `at_ns`.

@@ -235,7 +235,7 @@ fn check_end(w: &mut World, duration: VTime) -> Option<(EndReason, Option<Failur
 
 fn limit_failure(w: &mut World, message: String) -> Failure {
     w.record(None, EventKind::Failure { message: message.clone() });
-    Failure { kind: FailureKind::Limit, node: "(world)".into(), message, location: None, details: None, time_ns: w.now.nanos(), step: w.step }
+    Failure { kind: FailureKind::Limit, node: "(world)".into(), message, location: None, details: None, hint: None, time_ns: w.now.nanos(), step: w.step }
 }
 
 fn flush_output(ctx: &mut NodeCtx) {
@@ -301,5 +301,17 @@ fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
 fn fail(w: &mut World, idx: usize, kind: FailureKind, message: String, location: Option<String>) -> Option<Failure> {
     w.nodes[idx].status = Status::Failed;
     w.record(Some(idx), EventKind::Failure { message: message.clone() });
-    Some(Failure { kind, node: w.nodes[idx].name.clone(), message, location, details: None, time_ns: w.now.nanos(), step: w.step })
+    let hint = missing_dir_hint(w, idx);
+    Some(Failure { kind, node: w.nodes[idx].name.clone(), message, location, details: None, hint, time_ns: w.now.nanos(), step: w.step })
+}
+
+/// A folder the node tried to use that its disk never had, and still does
+/// not have: the likely reason for the failure, and how to seed it.
+fn missing_dir_hint(w: &World, idx: usize) -> Option<String> {
+    let dir = w.nodes[idx].missing_dir.as_ref()?;
+    if w.disks[idx].lookup(crate::disk::ROOT, dir).is_ok() {
+        return None;
+    }
+    let node = w.nodes[idx].name.split('#').next().unwrap_or(&w.nodes[idx].name);
+    Some(format!("{dir} does not exist on {}'s disk (the disk starts empty); to start with it, add \"disk\": {{\"dirs\": [\"{dir}\"]}} to node \"{node}\" in the config", w.nodes[idx].name))
 }

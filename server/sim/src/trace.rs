@@ -35,15 +35,62 @@ pub enum EventKind {
     SetupComplete,
     Fault { fault: crate::schedule::Fault },
     Branch { streams: Vec<String> },
-    /// The node lost power: dirty sectors lost, and kept by torn writes.
-    Crash { sectors_lost: u64, sectors_torn_kept: u64 },
+    /// The node lost power: dirty sectors lost, and kept by torn writes, and
+    /// what vanished (or came back), path by path (at most
+    /// `disk::LOSSES_MAX`; `lost_more` counts the rest).
+    Crash {
+        sectors_lost: u64,
+        sectors_torn_kept: u64,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        lost: Vec<crate::disk::Loss>,
+        #[serde(skip_serializing_if = "is_zero")]
+        lost_more: u64,
+    },
     Restart,
-    Fsync { ok: bool },
+    /// An fsync of a file or a folder (`dir`), and whether it succeeded.
+    Fsync { ok: bool, path: String, dir: bool },
+    /// A change of names or sizes on the node's disk.
+    Disk {
+        op: DiskOp,
+        path: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+    },
     /// Fault families switched on for this run (swarm mode).
     Families { families: Vec<String> },
     /// A connection-level event on the simulated network (refused, reset,
     /// timed out) or a partition healing.
     Net { text: String },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum DiskOp {
+    Create,
+    Mkdir,
+    Rename,
+    Unlink,
+    Rmdir,
+    Truncate,
+}
+
+impl DiskOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            DiskOp::Create => "create",
+            DiskOp::Mkdir => "mkdir",
+            DiskOp::Rename => "rename",
+            DiskOp::Unlink => "unlink",
+            DiskOp::Rmdir => "rmdir",
+            DiskOp::Truncate => "truncate",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]

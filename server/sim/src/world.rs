@@ -49,6 +49,9 @@ pub struct NodeState {
     /// blocking socket call), so network activity for this node wakes it to
     /// look again. Meaningful only while the node is blocked.
     pub wants_net: bool,
+    /// The first folder whose absence made a path operation fail with
+    /// ENOENT (for the hint of a failure).
+    pub missing_dir: Option<String>,
     skew_id: u64,
 }
 
@@ -65,6 +68,7 @@ impl NodeState {
             paused_until: None,
             generation: 0,
             wants_net: false,
+            missing_dir: None,
             skew_id: 0,
         }
     }
@@ -94,6 +98,7 @@ pub struct FaultState {
     pub eio_at_sync: Vec<(usize, u64)>,
     pub io_latency_ns: u64,
     pub fsync_latency_ns: u64,
+    pub media: crate::storage::MediaFaultState,
 }
 
 pub struct World {
@@ -133,6 +138,9 @@ pub struct World {
     /// Per (node, site): enabled for this run, and calls so far.
     buggify_sites: BTreeMap<(usize, String), (bool, u64)>,
     unsupported_seen: BTreeSet<String>,
+    /// Keep every disk's tree after each crash (`RunOptions::disk_trees`).
+    pub keep_disk_trees: bool,
+    pub disk_trees: Vec<crate::outcome::DiskTree>,
 }
 
 /// Bound on distinct buggify sites per run.
@@ -169,6 +177,8 @@ impl World {
             crashed_now: Vec::new(),
             buggify_sites: BTreeMap::new(),
             unsupported_seen: BTreeSet::new(),
+            keep_disk_trees: false,
+            disk_trees: Vec::new(),
         }
     }
 
@@ -210,6 +220,7 @@ impl World {
             message,
             location: e.location,
             details,
+            hint: None,
             time_ns: self.now.nanos(),
             step: self.step,
         });
@@ -482,7 +493,12 @@ impl World {
                 let id = self.net.partition(links);
                 self.push_event(now + *duration_ns, Event::Net(crate::net::NetEvent::Heal { id }));
             }
-            Fault::FsyncEio { .. } | Fault::Buggify { .. } => unreachable!("not a time-based fault: {fault:?}"),
+            Fault::FsyncEio { .. }
+            | Fault::Buggify { .. }
+            | Fault::CorruptRead { .. }
+            | Fault::LatentSectorError { .. }
+            | Fault::MisdirectedWrite { .. }
+            | Fault::LostWrite { .. } => unreachable!("not a time-based fault: {fault:?}"),
         }
         self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
         self.faults_applied.push(fault);
@@ -508,8 +524,9 @@ impl World {
     pub fn crash(&mut self, node_idx: usize, fault: Fault) {
         let Fault::Crash { restart_after_ns, torn, .. } = fault else { unreachable!("crash() takes a crash") };
         assert!(self.nodes[node_idx].alive(), "only a live node can crash");
+        self.disks[node_idx].tick(self.now);
         let streams = &mut self.streams;
-        let (lost, kept) = self.disks[node_idx].crash(torn, || streams.below(Stream::Disk, 2) == 0);
+        let report = self.disks[node_idx].crash(torn, || streams.below(Stream::Disk, 2) == 0);
         let n = &mut self.nodes[node_idx];
         n.status = Status::Crashed;
         n.generation += 1;
@@ -518,80 +535,20 @@ impl World {
         let generation = n.generation;
         self.faults.crash_armed.remove(&node_idx);
         self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
-        self.record(Some(node_idx), EventKind::Crash { sectors_lost: lost, sectors_torn_kept: kept });
+        self.record(
+            Some(node_idx),
+            EventKind::Crash { sectors_lost: report.sectors_lost, sectors_torn_kept: report.sectors_torn_kept, lost: report.losses, lost_more: report.losses_more },
+        );
         self.faults_applied.push(fault);
+        if self.keep_disk_trees {
+            let tree = crate::outcome::DiskTree { node: self.nodes[node_idx].name.clone(), time_ns: self.now.nanos(), after: "crash", entries: self.disks[node_idx].tree() };
+            self.disk_trees.push(tree);
+        }
         self.crashed_now.push(node_idx);
         self.net_node_down(node_idx, true);
         if let Some(after) = restart_after_ns {
             let at = self.now + after;
             self.push_event(at, Event::Restart { node_idx, generation });
         }
-    }
-
-    /// Called after a host call that did disk operations `(before, after]`:
-    /// a crash armed for this node, or scheduled at one of those op numbers,
-    /// happens now, inside that operation.
-    pub fn after_disk_ops(&mut self, node_idx: usize, before: u64, after: u64) {
-        if !self.nodes[node_idx].alive() {
-            return;
-        }
-        let node = self.nodes[node_idx].name.clone();
-        if let Some(restart_after_ns) = self.faults.crash_armed.remove(&node_idx) {
-            let torn = self.faults.families.torn_writes;
-            let fault = Fault::Crash { node, at_ns: self.now.nanos(), disk_op: Some(before + 1), restart_after_ns, torn };
-            return self.crash(node_idx, fault);
-        }
-        let due = self.faults.crash_at_op.iter().position(|f| {
-            matches!(f, Fault::Crash { node: n, disk_op: Some(op), .. } if *n == node && *op > before && *op <= after)
-        });
-        if let Some(i) = due {
-            let planned = self.faults.crash_at_op.remove(i);
-            let fault = planned.at(self.now.nanos());
-            self.crash(node_idx, fault);
-        }
-    }
-
-    /// fsync of `ino` on a node's disk, deciding whether it fails with EIO.
-    pub fn fsync(&mut self, node_idx: usize, ino: crate::disk::Ino) -> Result<(), crate::wasi::errno::Errno> {
-        // A crash during the sync op happens before the sync takes effect.
-        let ops = self.disks[node_idx].ops;
-        self.after_disk_ops(node_idx, ops, ops + 1);
-        if !self.nodes[node_idx].alive() {
-            self.disks[node_idx].ops += 1;
-            return Err(crate::wasi::errno::IO);
-        }
-        let sync = self.disks[node_idx].syncs + 1;
-        let fail = if self.faults_planned.is_some() {
-            self.faults.eio_at_sync.contains(&(node_idx, sync))
-        } else {
-            self.faults.families.fsync_eio
-                && self.faults.eio_targets.get(node_idx).copied().unwrap_or(false)
-                && (self.streams.next_u64(Stream::Faults) as f64) < self.faults.eio_probability * (u64::MAX as f64)
-        };
-        if fail {
-            let fault = Fault::FsyncEio { node: self.nodes[node_idx].name.clone(), sync, at_ns: self.now.nanos() };
-            self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
-            self.faults_applied.push(fault);
-        }
-        let r = self.disks[node_idx].sync(ino, fail);
-        self.record(Some(node_idx), EventKind::Fsync { ok: r.is_ok() });
-        r
-    }
-
-    /// Virtual time one disk read or write takes, from `disklatency`.
-    pub fn io_latency(&mut self) -> u64 {
-        let mean = self.faults.io_latency_ns;
-        if mean == 0 {
-            return 0;
-        }
-        mean / 2 + self.streams.below(Stream::DiskLatency, mean + 1)
-    }
-
-    pub fn fsync_latency(&mut self) -> u64 {
-        let mean = self.faults.fsync_latency_ns;
-        if mean == 0 {
-            return 0;
-        }
-        mean / 2 + self.streams.below(Stream::DiskLatency, mean + 1)
     }
 }

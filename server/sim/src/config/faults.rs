@@ -15,6 +15,26 @@ pub struct FaultConfig {
     pub clock_skew: Option<SkewFaults>,
     pub clock_jump: Option<JumpFaults>,
     pub partition: Option<PartitionFaults>,
+    /// Reads that return flipped bits.
+    pub corrupt_read: Option<MediaFaults>,
+    /// Reads that hit a sector the medium cannot read (EIO until rewritten).
+    pub latent_sector_error: Option<MediaFaults>,
+    /// Writes whose sectors land on other sectors.
+    pub misdirected_write: Option<MediaFaults>,
+    /// Writes the drive acknowledges and never persists.
+    pub lost_write: Option<MediaFaults>,
+}
+
+/// A storage fault family: each read (or write) of a targeted instance is hit
+/// with `probability`, drawn from the `disk` stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MediaFaults {
+    pub probability: f64,
+    pub nodes: Vec<String>,
+    /// A fault atlas: for each stretch of each file, one replica of a
+    /// replicated node is never hit, so a correct replicated system can
+    /// always recover the data from it (docs/faults.md).
+    pub atlas: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,7 +89,11 @@ pub struct JumpFaults {
     pub nodes: Vec<String>,
 }
 
-const FAULT_FIELDS: &[&str] = &["swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition"];
+const FAULT_FIELDS: &[&str] = &[
+    "swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition",
+    "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write",
+];
+const MEDIA_FIELDS: &[&str] = &["probability", "nodes", "atlas"];
 const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "nodes"];
 const EIO_FIELDS: &[&str] = &["probability", "nodes"];
 const PAUSE_FIELDS: &[&str] = &["rate", "duration", "nodes"];
@@ -134,6 +158,23 @@ impl Parser {
             let duration = self.duration_span(c, p, "how long a partition lasts, like \"100ms-2s\"")?;
             let one_way = c.get("one_way").map(|v| self.number(v, &format!("{p}.one_way"), 0.0, 1.0)).transpose()?.unwrap_or(0.0);
             f.partition = Some(PartitionFaults { rate: self.rate(c, p)?, duration, one_way, nodes: self.targets(c, p, nodes)? });
+        }
+        for (key, slot) in [
+            ("corrupt_read", &mut f.corrupt_read),
+            ("latent_sector_error", &mut f.latent_sector_error),
+            ("misdirected_write", &mut f.misdirected_write),
+            ("lost_write", &mut f.lost_write),
+        ] {
+            let Some(x) = m.get(key) else { continue };
+            let p = format!("$.faults.{key}");
+            let c = self.object(x, &p, MEDIA_FIELDS)?;
+            let op = if key.ends_with("write") { "write" } else { "read" };
+            let probability = match c.get("probability") {
+                Some(v) => self.number(v, &format!("{p}.probability"), 0.0, 1.0)?,
+                None => return Err(self.err(&p, format!("missing field \"probability\" (the odds that one {op} is hit, like 0.001)"))),
+            };
+            let atlas = c.get("atlas").map(|v| self.bool(v, &format!("{p}.atlas"))).transpose()?.unwrap_or(false);
+            *slot = Some(MediaFaults { probability, nodes: self.targets(c, &p, nodes)?, atlas });
         }
         Ok(f)
     }

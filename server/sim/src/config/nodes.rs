@@ -16,6 +16,8 @@ pub struct NodeSpec {
     pub source: WasmSource,
     /// A workload node's clean exit counts towards ending the run early.
     pub workload: bool,
+    /// Its disk's own model and seeded contents.
+    pub disk: super::NodeDisk,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +33,11 @@ pub enum WasmSource {
 }
 
 impl NodeSpec {
+    /// The model of this node's disks: its own, else the config's.
+    pub fn model(&self, config_disk: &super::DiskConfig) -> crate::disk::FsModel {
+        self.disk.model.unwrap_or(config_disk.model)
+    }
+
     pub fn instance_count(&self) -> u32 {
         self.replicas.unwrap_or(1)
     }
@@ -43,7 +50,7 @@ impl NodeSpec {
     }
 }
 
-const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload"];
+const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload", "disk"];
 const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net"];
 const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
 
@@ -81,7 +88,11 @@ impl Parser {
             None => true,
         };
         let source = self.source(map, path)?;
-        Ok(NodeSpec { name, replicas, args, env, source, workload })
+        let disk = match map.get("disk") {
+            Some(d) => self.node_disk(d, &format!("{path}.disk"))?,
+            None => super::NodeDisk::default(),
+        };
+        Ok(NodeSpec { name, replicas, args, env, source, workload, disk })
     }
 
     pub(super) fn source(&self, map: &Map<String, Value>, path: &str) -> Parsed<WasmSource> {

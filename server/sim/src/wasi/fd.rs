@@ -59,14 +59,13 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
                 return Err(errno::BADF);
             }
             let now = cx.world.now;
-            let disk = &mut cx.world.disks[idx];
-            let ops_before = disk.ops;
+            let ops_before = cx.world.disks[idx].ops;
             let offset = match at {
                 Some(o) => o,
-                None if f.flags & FDFLAGS_APPEND != 0 => disk.inode(f.ino)?.size(),
+                None if f.flags & FDFLAGS_APPEND != 0 => cx.world.disks[idx].inode(f.ino)?.size(),
                 None => f.offset,
             };
-            let n = disk.write_at(f.ino, offset, data, now)?;
+            let n = cx.world.disk_write(idx, f.ino, offset, data, now)?;
             if at.is_none() {
                 f.offset = offset + n as u64;
             }
@@ -129,7 +128,7 @@ fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>
             }
             let mut buf = vec![0u8; mem::capacity(cx.mem, iovs, iovs_len)?];
             let offset = at.unwrap_or(f.offset);
-            let n = cx.world.disks[idx].read_at(f.ino, offset, &mut buf)?;
+            let n = cx.world.disk_read(idx, f.ino, offset, &mut buf)?;
             let latency = cx.world.io_latency();
             cx.world.now = cx.world.now + latency;
             let placed = mem::scatter(cx.mem, iovs, iovs_len, &buf[..n])?;
@@ -172,8 +171,10 @@ pub fn fd_tell(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
 
 pub fn fd_close(cx: &mut Cx<'_>, fd: u32) -> Errno {
     ok(cx.node.fds.close(fd).map(|entry| {
-        if let Fd::Socket(s) = entry {
-            super::sock::close(cx, s.id);
+        match entry {
+            Fd::Socket(s) => super::sock::close(cx, s.id),
+            Fd::File(f) => cx.world.disks[cx.node.idx].closed(f.ino),
+            _ => {}
         }
     }))
 }
@@ -304,7 +305,11 @@ pub fn fd_filestat_set_size(cx: &mut Cx<'_>, fd: u32, size: u64) -> Errno {
             return Err(errno::BADF);
         }
         let now = cx.world.now;
-        cx.world.disks[cx.node.idx].set_size(f.ino, size, now)
+        let idx = cx.node.idx;
+        cx.world.disks[idx].set_size(f.ino, size, now)?;
+        let path = cx.world.disks[idx].path_of(f.ino);
+        cx.world.disk_event(idx, crate::trace::DiskOp::Truncate, path, None, Some(size));
+        Ok(())
     })())
 }
 

@@ -53,6 +53,8 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
     let started = world.profile.then(std::time::Instant::now);
     world.charge_compute(local.idx, fuel_left);
     world.host_calls += 1;
+    let now = world.now;
+    world.disks[local.idx].tick(now);
     let ops_before = world.disks[local.idx].ops;
     let result = call(&mut Cx { mem, node: local, world: &mut world });
     let ops_after = world.disks[local.idx].ops;

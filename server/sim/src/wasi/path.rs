@@ -11,6 +11,12 @@ fn ok(r: Result<(), Errno>) -> Errno {
     r.err().unwrap_or(errno::SUCCESS)
 }
 
+/// The absolute path of `name` in directory `parent` (for the trace).
+fn joined(disk: &crate::disk::Disk, parent: crate::disk::Ino, name: &str) -> String {
+    let base = disk.path_of(parent);
+    if base == "/" { format!("/{name}") } else { format!("{base}/{name}") }
+}
+
 fn path_arg(cx: &Cx<'_>, ptr: u32, len: u32) -> Result<String, Errno> {
     const PATH_BYTES_MAX: u32 = 4096;
     if len > PATH_BYTES_MAX {
@@ -34,9 +40,11 @@ pub fn path_open(
     fdflags: u16,
     fd_out: u32,
 ) -> Errno {
-    ok((|| {
+    let mut opened = None;
+    let r = (|| {
         let dir = cx.node.fds.dir(dirfd)?;
         let path = path_arg(cx, path_ptr, path_len)?;
+        opened = Some((dir, path.clone()));
         if dir == crate::disk::ROOT && path.trim_start_matches('/') == super::fdtable::ANTITHESIS_OUTPUT.trim_start_matches('/') {
             let new_fd = cx.node.fds.insert(Fd::AntithesisSink)?;
             return mem::write_u32(cx.mem, fd_out, new_fd);
@@ -59,7 +67,10 @@ pub fn path_open(
             }
             Err(e) if e == errno::NOENT && oflags & OFLAGS_CREAT != 0 => {
                 let (parent, name) = disk.resolve_parent(dir, &path)?;
-                disk.create_file(parent, &name, now)?
+                let ino = disk.create_file(parent, &name, now)?;
+                let created = disk.path_of(ino);
+                cx.world.disk_event(idx, crate::trace::DiskOp::Create, created, None, None);
+                ino
             }
             Err(e) => return Err(e),
         };
@@ -80,24 +91,42 @@ pub fn path_open(
                 if !writable {
                     return Err(errno::INVAL);
                 }
-                cx.world.disks[idx].set_size(ino, 0, now)?;
+                if cx.world.disks[idx].inode(ino)?.size() > 0 {
+                    cx.world.disks[idx].set_size(ino, 0, now)?;
+                    let truncated = cx.world.disks[idx].path_of(ino);
+                    cx.world.disk_event(idx, crate::trace::DiskOp::Truncate, truncated, None, Some(0));
+                }
             }
             Fd::File(OpenFile { ino, offset: 0, readable, writable, flags: fdflags })
         };
         let new_fd = cx.node.fds.insert(entry)?;
         mem::write_u32(cx.mem, fd_out, new_fd)
-    })())
+    })();
+    if let (Err(e), Some((dir, path))) = (r, opened) {
+        cx.world.note_missing_dir(cx.node.idx, dir, &path, e);
+    }
+    ok(r)
 }
 
 pub fn path_create_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) -> Errno {
-    ok((|| {
+    let mut asked = None;
+    let r = (|| {
         let dir = cx.node.fds.dir(dirfd)?;
         let path = path_arg(cx, ptr, len)?;
+        asked = Some((dir, path.clone()));
         let now = cx.world.now;
-        let disk = &mut cx.world.disks[cx.node.idx];
+        let idx = cx.node.idx;
+        let disk = &mut cx.world.disks[idx];
         let (parent, name) = disk.resolve_parent(dir, &path)?;
-        disk.mkdir(parent, &name, now).map(|_| ())
-    })())
+        let ino = disk.mkdir(parent, &name, now)?;
+        let made = disk.path_of(ino);
+        cx.world.disk_event(idx, crate::trace::DiskOp::Mkdir, made, None, None);
+        Ok(())
+    })();
+    if let (Err(e), Some((dir, path))) = (r, asked) {
+        cx.world.note_missing_dir(cx.node.idx, dir, &path, e);
+    }
+    ok(r)
 }
 
 pub fn path_filestat_get(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32, out: u32) -> Errno {
@@ -125,9 +154,13 @@ pub fn path_unlink_file(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) -> Errn
             return Err(errno::NOTDIR);
         }
         let now = cx.world.now;
-        let disk = &mut cx.world.disks[cx.node.idx];
+        let idx = cx.node.idx;
+        let disk = &mut cx.world.disks[idx];
         let (parent, name) = disk.resolve_parent(dir, &path)?;
-        disk.unlink(parent, &name, now)
+        disk.unlink(parent, &name, now)?;
+        let gone = joined(disk, parent, &name);
+        cx.world.disk_event(idx, crate::trace::DiskOp::Unlink, gone, None, None);
+        Ok(())
     })())
 }
 
@@ -136,13 +169,17 @@ pub fn path_remove_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) ->
         let dir = cx.node.fds.dir(dirfd)?;
         let path = path_arg(cx, ptr, len)?;
         let now = cx.world.now;
-        let disk = &mut cx.world.disks[cx.node.idx];
+        let idx = cx.node.idx;
+        let disk = &mut cx.world.disks[idx];
         let (parent, name) = disk.resolve_parent(dir, &path)?;
         let ino = disk.lookup(parent, &name)?;
         if !disk.inode(ino)?.is_dir() {
             return Err(errno::NOTDIR);
         }
-        disk.rmdir(parent, &name, now)
+        disk.rmdir(parent, &name, now)?;
+        let gone = joined(disk, parent, &name);
+        cx.world.disk_event(idx, crate::trace::DiskOp::Rmdir, gone, None, None);
+        Ok(())
     })())
 }
 
@@ -156,7 +193,12 @@ pub fn path_rename(cx: &mut Cx<'_>, from_fd: u32, from_ptr: u32, from_len: u32, 
         let disk = &mut cx.world.disks[cx.node.idx];
         let (fp, fname) = disk.resolve_parent(from_dir, &from)?;
         let (tp, tname) = disk.resolve_parent(to_dir, &to)?;
-        disk.rename(fp, &fname, tp, &tname, now)
+        let (old, new) = (joined(disk, fp, &fname), joined(disk, tp, &tname));
+        disk.rename(fp, &fname, tp, &tname, now)?;
+        if old != new {
+            cx.world.disk_event(cx.node.idx, crate::trace::DiskOp::Rename, old, Some(new), None);
+        }
+        Ok(())
     })())
 }
 

@@ -1,0 +1,642 @@
+//! The simulated disk of one node instance: an in-memory inode filesystem
+//! with a volatile cache in front of a durable image.
+//!
+//! What reaches the durable image, and when, is the file-system model's
+//! business (`model`, docs/disk.md):
+//! - file data lives in the cache until `fsync` of that file (or an O_SYNC
+//!   write); a crash loses unsynced data, or with torn writes on, a random
+//!   subset of its dirty sectors reaches the disk (`crash`);
+//! - names (create, rename, unlink, mkdir, rmdir) and truncates become
+//!   durable when the parent directory is fsynced (`posix`), or with the
+//!   next journal commit, which any fsync and a periodic timer make (`ext4`,
+//!   ordered journal);
+//! - a failed fsync (EIO) marks the dirty pages clean without writing them
+//!   (fsyncgate): reads still see the new data until a crash shows the old,
+//!   and later fsyncs succeed.
+//!
+//! The medium itself can misbehave (`media`): latent sector errors,
+//! misdirected and lost writes; corrupt reads are applied where data leaves
+//! the disk (the WASI layer).
+//!
+//! A disk outlives the node instance that uses it: a restarted node sees what
+//! the durable image kept. Listings are name-ordered (`BTreeMap`), so
+//! `readdir` is deterministic. There are no hard links or symlinks, so every
+//! inode has one name, kept on the inode (`parent`, `name`) for paths in the
+//! trace.
+mod crash;
+mod media;
+mod model;
+#[cfg(test)]
+mod tests;
+
+pub use crash::{CrashReport, Loss, LOSSES_MAX};
+pub use model::{FsModel, Mutation};
+
+/// ext4's default journal commit interval (`commit=5`).
+pub fn model_commit_interval_default() -> u64 {
+    model::COMMIT_INTERVAL_DEFAULT_NS
+}
+
+use crate::vtime::VTime;
+use crate::wasi::errno::{self, Errno};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub type Ino = u64;
+pub const ROOT: Ino = 1;
+/// The `parent` of an inode no name reaches any more (unlinked, still open).
+pub const UNLINKED: Ino = 0;
+/// Bounds: a disk holds at most this many bytes of file data and inodes.
+pub const DISK_BYTES_MAX: u64 = 2 << 30;
+pub const INODES_MAX: usize = 1 << 20;
+pub const NAME_BYTES_MAX: usize = 255;
+pub const PATH_DEPTH_MAX: usize = 64;
+pub const SECTOR_BYTES_DEFAULT: u64 = 512;
+
+#[derive(Debug, Clone, Default)]
+pub struct FileState {
+    /// What reads see: the cache.
+    pub data: Vec<u8>,
+    /// What survives a crash.
+    pub durable: Vec<u8>,
+    /// Sectors written since the last successful or failed fsync.
+    pub dirty: BTreeSet<u64>,
+    /// Dirty sectors whose next write-out lands on another sector (a
+    /// misdirected write): sector -> where it lands.
+    pub misdirected: BTreeMap<u64, u64>,
+    /// Sectors the medium cannot read (latent sector errors) until rewritten.
+    pub bad: BTreeSet<u64>,
+    /// ext4: the size a truncate set since the last journal commit.
+    pub pending_size: Option<u64>,
+    /// ext4: truncated to zero since the last commit (replace-via-truncate).
+    pub truncated_to_zero: bool,
+    /// ext4 (auto_da_alloc): write this file's dirty data out before the
+    /// next journal commit.
+    pub flush_on_commit: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Kind {
+    File(FileState),
+    Dir {
+        entries: BTreeMap<String, Ino>,
+        durable_entries: BTreeMap<String, Ino>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Inode {
+    pub kind: Kind,
+    /// The directory holding this inode's one name (`UNLINKED` when none;
+    /// the root is its own parent).
+    pub parent: Ino,
+    pub name: String,
+    pub mtime: VTime,
+    pub ctime: VTime,
+}
+
+impl Inode {
+    pub fn is_dir(&self) -> bool {
+        matches!(self.kind, Kind::Dir { .. })
+    }
+    pub fn size(&self) -> u64 {
+        match &self.kind {
+            Kind::File(f) => f.data.len() as u64,
+            Kind::Dir { entries, .. } => entries.len() as u64,
+        }
+    }
+    pub fn nlink(&self) -> u64 {
+        match &self.kind {
+            Kind::File(_) => 1,
+            Kind::Dir { entries, .. } => 2 + entries.len() as u64,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Disk {
+    inodes: BTreeMap<Ino, Inode>,
+    ino_next: Ino,
+    pub sector_bytes: u64,
+    pub model: FsModel,
+    /// ext4: the journal commits at least this often (0: only at fsync).
+    pub commit_interval_ns: u64,
+    last_commit: VTime,
+    pub mutation: Option<Mutation>,
+    /// Disk operations so far (reads, writes, syncs, metadata changes), over
+    /// the whole life of the disk, across restarts of its node.
+    pub ops: u64,
+    /// fsync calls so far (file and directory).
+    pub syncs: u64,
+    /// Reads and writes of file data so far (storage faults name them).
+    pub reads: u64,
+    pub writes: u64,
+}
+
+impl Default for Disk {
+    fn default() -> Self {
+        Disk::new(SECTOR_BYTES_DEFAULT, FsModel::default())
+    }
+}
+
+/// One entry of a disk's tree (`tree`): what `inspect -tree` prints.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TreeEntry {
+    pub path: String,
+    pub dir: bool,
+    pub size: u64,
+    /// FNV-1a of the content, hex (files only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+}
+
+impl Disk {
+    pub fn new(sector_bytes: u64, model: FsModel) -> Disk {
+        assert!(sector_bytes.is_power_of_two() && sector_bytes >= 64, "sector size {sector_bytes}");
+        let mut inodes = BTreeMap::new();
+        let root = Kind::Dir { entries: BTreeMap::new(), durable_entries: BTreeMap::new() };
+        inodes.insert(ROOT, Inode { kind: root, parent: ROOT, name: String::new(), mtime: VTime::ZERO, ctime: VTime::ZERO });
+        Disk {
+            inodes,
+            ino_next: ROOT + 1,
+            sector_bytes,
+            model,
+            commit_interval_ns: model::COMMIT_INTERVAL_DEFAULT_NS,
+            last_commit: VTime::ZERO,
+            mutation: None,
+            ops: 0,
+            syncs: 0,
+            reads: 0,
+            writes: 0,
+        }
+    }
+
+    pub fn inode(&self, ino: Ino) -> Result<&Inode, Errno> {
+        self.inodes.get(&ino).ok_or(errno::NOENT)
+    }
+
+    fn inode_mut(&mut self, ino: Ino) -> Result<&mut Inode, Errno> {
+        self.inodes.get_mut(&ino).ok_or(errno::NOENT)
+    }
+
+    fn file_mut(&mut self, ino: Ino) -> Result<&mut FileState, Errno> {
+        match &mut self.inode_mut(ino)?.kind {
+            Kind::File(f) => Ok(f),
+            Kind::Dir { .. } => Err(errno::ISDIR),
+        }
+    }
+
+    fn entries(&self, dir: Ino) -> Result<&BTreeMap<String, Ino>, Errno> {
+        match &self.inode(dir)?.kind {
+            Kind::Dir { entries, .. } => Ok(entries),
+            Kind::File(_) => Err(errno::NOTDIR),
+        }
+    }
+
+    fn entries_mut(&mut self, dir: Ino) -> Result<&mut BTreeMap<String, Ino>, Errno> {
+        match &mut self.inode_mut(dir)?.kind {
+            Kind::Dir { entries, .. } => Ok(entries),
+            Kind::File(_) => Err(errno::NOTDIR),
+        }
+    }
+
+    fn parent_of(&self, dir: Ino) -> Result<Ino, Errno> {
+        let i = self.inode(dir)?;
+        if !i.is_dir() {
+            return Err(errno::NOTDIR);
+        }
+        Ok(i.parent)
+    }
+
+    fn bytes_used(&self) -> u64 {
+        self.inodes.values().map(|i| i.size()).sum()
+    }
+
+    /// The inode's path in the cache's tree (`/data/log`), or, for an inode
+    /// no name reaches, its last name marked as unlinked.
+    pub fn path_of(&self, ino: Ino) -> String {
+        let mut parts = Vec::new();
+        let mut cur = ino;
+        for _ in 0..=PATH_DEPTH_MAX * 4 {
+            if cur == ROOT {
+                break;
+            }
+            let Some(i) = self.inodes.get(&cur) else { return "(gone)".into() };
+            if i.parent == UNLINKED {
+                return format!("(unlinked) {}", i.name);
+            }
+            parts.push(i.name.as_str());
+            cur = i.parent;
+        }
+        parts.reverse();
+        format!("/{}", parts.join("/"))
+    }
+
+    /// Walks `path` from directory `start`. `..` never climbs above the root.
+    pub fn lookup(&self, start: Ino, path: &str) -> Result<Ino, Errno> {
+        let mut cur = start;
+        for (depth, comp) in path.split('/').enumerate() {
+            if depth > PATH_DEPTH_MAX * 4 {
+                return Err(errno::NAMETOOLONG);
+            }
+            match comp {
+                "" | "." => {
+                    self.entries(cur)?;
+                }
+                ".." => cur = self.parent_of(cur)?,
+                name => cur = *self.entries(cur)?.get(name).ok_or(errno::NOENT)?,
+            }
+        }
+        Ok(cur)
+    }
+
+    /// The first directory of `path` (from `start`) that does not exist, as
+    /// an absolute path, when a missing directory is why `path` cannot be
+    /// reached. `None` when only the last component is missing.
+    pub fn missing_dir(&self, start: Ino, path: &str) -> Option<String> {
+        let trimmed = path.trim_end_matches('/');
+        let (dir_part, _) = trimmed.rsplit_once('/')?;
+        let mut cur = start;
+        for comp in dir_part.split('/') {
+            match comp {
+                "" | "." => {}
+                ".." => cur = self.parent_of(cur).ok()?,
+                name => match self.entries(cur).ok()?.get(name) {
+                    Some(&next) => cur = next,
+                    None => {
+                        let base = self.path_of(cur);
+                        return Some(if base == "/" { format!("/{name}") } else { format!("{base}/{name}") });
+                    }
+                },
+            }
+        }
+        None
+    }
+
+    /// Splits `path` into its parent directory (resolved) and final name.
+    pub fn resolve_parent(&self, start: Ino, path: &str) -> Result<(Ino, String), Errno> {
+        let trimmed = path.trim_end_matches('/');
+        if trimmed.is_empty() {
+            return Err(errno::INVAL);
+        }
+        let (dir_part, name) = match trimmed.rfind('/') {
+            Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+            None => ("", trimmed),
+        };
+        if name == "." || name == ".." {
+            return Err(errno::INVAL);
+        }
+        if name.len() > NAME_BYTES_MAX {
+            return Err(errno::NAMETOOLONG);
+        }
+        let parent = self.lookup(start, dir_part)?;
+        self.entries(parent)?;
+        Ok((parent, name.to_string()))
+    }
+
+    fn alloc(&mut self, kind: Kind, parent: Ino, name: &str, now: VTime) -> Result<Ino, Errno> {
+        if self.inodes.len() >= INODES_MAX {
+            return Err(errno::NOSPC);
+        }
+        let ino = self.ino_next;
+        self.ino_next += 1;
+        self.inodes.insert(ino, Inode { kind, parent, name: name.to_string(), mtime: now, ctime: now });
+        Ok(ino)
+    }
+
+    pub fn create_file(&mut self, parent: Ino, name: &str, now: VTime) -> Result<Ino, Errno> {
+        if self.entries(parent)?.contains_key(name) {
+            return Err(errno::EXIST);
+        }
+        let ino = self.alloc(Kind::File(FileState::default()), parent, name, now)?;
+        self.entries_mut(parent)?.insert(name.to_string(), ino);
+        self.touch(parent, now);
+        self.ops += 1;
+        Ok(ino)
+    }
+
+    pub fn mkdir(&mut self, parent: Ino, name: &str, now: VTime) -> Result<Ino, Errno> {
+        if self.entries(parent)?.contains_key(name) {
+            return Err(errno::EXIST);
+        }
+        let dir = Kind::Dir { entries: BTreeMap::new(), durable_entries: BTreeMap::new() };
+        let ino = self.alloc(dir, parent, name, now)?;
+        self.entries_mut(parent)?.insert(name.to_string(), ino);
+        self.touch(parent, now);
+        self.ops += 1;
+        Ok(ino)
+    }
+
+    pub fn unlink(&mut self, parent: Ino, name: &str, now: VTime) -> Result<(), Errno> {
+        let ino = *self.entries(parent)?.get(name).ok_or(errno::NOENT)?;
+        if self.inode(ino)?.is_dir() {
+            return Err(errno::ISDIR);
+        }
+        self.entries_mut(parent)?.remove(name);
+        self.inode_mut(ino)?.parent = UNLINKED;
+        self.touch(parent, now);
+        self.ops += 1;
+        Ok(())
+    }
+
+    pub fn rmdir(&mut self, parent: Ino, name: &str, now: VTime) -> Result<(), Errno> {
+        let ino = *self.entries(parent)?.get(name).ok_or(errno::NOENT)?;
+        if !self.entries(ino)?.is_empty() {
+            return Err(errno::NOTEMPTY);
+        }
+        self.entries_mut(parent)?.remove(name);
+        self.inode_mut(ino)?.parent = UNLINKED;
+        self.touch(parent, now);
+        self.ops += 1;
+        Ok(())
+    }
+
+    /// POSIX rename: replaces a file target, or an empty directory target.
+    pub fn rename(&mut self, from_dir: Ino, from: &str, to_dir: Ino, to: &str, now: VTime) -> Result<(), Errno> {
+        let ino = *self.entries(from_dir)?.get(from).ok_or(errno::NOENT)?;
+        let moving_dir = self.inode(ino)?.is_dir();
+        if moving_dir && self.is_ancestor(ino, to_dir)? {
+            return Err(errno::INVAL);
+        }
+        let mut replaced_file = false;
+        if let Some(&existing) = self.entries(to_dir)?.get(to) {
+            if existing == ino {
+                return Ok(());
+            }
+            match (moving_dir, self.inode(existing)?.is_dir()) {
+                (false, true) => return Err(errno::ISDIR),
+                (true, false) => return Err(errno::NOTDIR),
+                (true, true) if !self.entries(existing)?.is_empty() => return Err(errno::NOTEMPTY),
+                (false, false) => replaced_file = true,
+                _ => {}
+            }
+            self.inode_mut(existing)?.parent = UNLINKED;
+        }
+        self.entries_mut(from_dir)?.remove(from);
+        self.entries_mut(to_dir)?.insert(to.to_string(), ino);
+        let i = self.inode_mut(ino)?;
+        i.parent = to_dir;
+        i.name = to.to_string();
+        if replaced_file {
+            self.replaced_via_rename(ino);
+        }
+        self.touch(from_dir, now);
+        self.touch(to_dir, now);
+        self.ops += 1;
+        Ok(())
+    }
+
+    fn is_ancestor(&self, ancestor: Ino, mut dir: Ino) -> Result<bool, Errno> {
+        for _ in 0..=self.inodes.len() {
+            if dir == ancestor {
+                return Ok(true);
+            }
+            if dir == ROOT {
+                return Ok(false);
+            }
+            dir = self.parent_of(dir)?;
+        }
+        unreachable!("directory tree deeper than its inode count");
+    }
+
+    fn touch(&mut self, ino: Ino, now: VTime) {
+        if let Some(i) = self.inodes.get_mut(&ino) {
+            i.mtime = now;
+            i.ctime = now;
+        }
+    }
+
+    /// Sectors `[first, last]` a byte range covers (`None` when empty).
+    pub fn sectors_of(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
+        (len > 0).then(|| (offset / self.sector_bytes, (offset + len - 1) / self.sector_bytes))
+    }
+
+    /// Reads from the cache. A read that covers a bad sector fails with EIO.
+    pub fn read_at(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+        self.ops += 1;
+        self.reads += 1;
+        let sector = self.sector_bytes;
+        match &self.inode(ino)?.kind {
+            Kind::File(f) => {
+                if offset >= f.data.len() as u64 {
+                    return Ok(0);
+                }
+                let start = offset as usize;
+                let n = buf.len().min(f.data.len() - start);
+                if n > 0 && f.bad.range(offset / sector..=(offset + n as u64 - 1) / sector).next().is_some() {
+                    return Err(errno::IO);
+                }
+                buf[..n].copy_from_slice(&f.data[start..start + n]);
+                Ok(n)
+            }
+            Kind::Dir { .. } => Err(errno::ISDIR),
+        }
+    }
+
+    pub fn write_at(&mut self, ino: Ino, offset: u64, bytes: &[u8], now: VTime) -> Result<usize, Errno> {
+        let end = offset.checked_add(bytes.len() as u64).ok_or(errno::FBIG)?;
+        let old = self.inode(ino)?.size();
+        if self.bytes_used() + end.saturating_sub(old) > DISK_BYTES_MAX {
+            return Err(errno::NOSPC);
+        }
+        let sector = self.sector_bytes;
+        let inode = self.inode_mut(ino)?;
+        let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
+        if end as usize > f.data.len() {
+            // Growing zero-fills from the old end: those sectors are dirty too.
+            for s in (f.data.len() as u64 / sector)..offset.div_ceil(sector) {
+                f.dirty.insert(s);
+            }
+            f.data.resize(end as usize, 0);
+        }
+        f.data[offset as usize..end as usize].copy_from_slice(bytes);
+        if !bytes.is_empty() {
+            for s in (offset / sector)..=((end - 1) / sector) {
+                f.dirty.insert(s);
+                // A rewrite remaps a bad sector, and goes where it should.
+                f.bad.remove(&s);
+                f.misdirected.remove(&s);
+            }
+        }
+        inode.mtime = now;
+        self.ops += 1;
+        self.writes += 1;
+        Ok(bytes.len())
+    }
+
+    pub fn set_size(&mut self, ino: Ino, size: u64, now: VTime) -> Result<(), Errno> {
+        let old = self.inode(ino)?.size();
+        if size > old && self.bytes_used() + (size - old) > DISK_BYTES_MAX {
+            return Err(errno::NOSPC);
+        }
+        let sector = self.sector_bytes;
+        let journaled = self.model == FsModel::Ext4;
+        let inode = self.inode_mut(ino)?;
+        let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
+        let (lo, hi) = (old.min(size), old.max(size));
+        if hi > lo {
+            for s in (lo / sector)..hi.div_ceil(sector) {
+                f.dirty.insert(s);
+            }
+        }
+        f.data.resize(size as usize, 0);
+        if journaled {
+            // A truncate is metadata: the journal carries it.
+            f.pending_size = Some(size);
+            f.truncated_to_zero |= size == 0;
+        }
+        inode.mtime = now;
+        self.ops += 1;
+        Ok(())
+    }
+
+    /// Writes a file's dirty sectors to the durable image (misdirected ones
+    /// where they land) and marks them clean.
+    fn write_out(f: &mut FileState, sector: usize) {
+        f.durable.resize(f.data.len(), 0);
+        let dirty = std::mem::take(&mut f.dirty);
+        for s in dirty {
+            let start = s as usize * sector;
+            if start >= f.data.len() {
+                continue;
+            }
+            let end = (start + sector).min(f.data.len());
+            let dest = f.misdirected.remove(&s).map_or(start, |to| to as usize * sector);
+            if f.durable.len() < dest + (end - start) {
+                f.durable.resize(dest + (end - start), 0);
+            }
+            f.durable[dest..dest + (end - start)].copy_from_slice(&f.data[start..end]);
+        }
+    }
+
+    /// fsync: makes a file's data durable, or a directory's names (posix);
+    /// under ext4 any successful fsync also commits the journal.
+    /// With `fail` the pages are marked clean unwritten and EIO returned.
+    pub fn sync(&mut self, ino: Ino, fail: bool, now: VTime) -> Result<(), Errno> {
+        self.ops += 1;
+        self.syncs += 1;
+        let (mutation, model) = (self.mutation, self.model);
+        let sector = self.sector_bytes as usize;
+        match &mut self.inode_mut(ino)?.kind {
+            Kind::File(f) => {
+                if fail {
+                    f.dirty.clear();
+                    f.misdirected.clear();
+                    return Err(errno::IO);
+                }
+                if mutation == Some(Mutation::FsyncNoop) {
+                    return Ok(());
+                }
+                Disk::write_out(f, sector);
+                // fsync makes the file's own metadata durable: its size too.
+                f.pending_size = None;
+            }
+            Kind::Dir { entries, durable_entries } => {
+                if fail {
+                    return Err(errno::IO);
+                }
+                if model == FsModel::Posix && mutation != Some(Mutation::DirFsyncIgnored) {
+                    *durable_entries = entries.clone();
+                }
+            }
+        }
+        if model == FsModel::Ext4 && mutation != Some(Mutation::JournalOnlyOnTimer) {
+            self.commit(now);
+        }
+        Ok(())
+    }
+
+    /// Sectors of a file not yet durable (for tests and the timeline).
+    pub fn dirty_sectors(&self, ino: Ino) -> usize {
+        match self.inodes.get(&ino).map(|i| &i.kind) {
+            Some(Kind::File(f)) => f.dirty.len(),
+            _ => 0,
+        }
+    }
+
+    /// Directory entries in name order, with `.` and `..` first.
+    pub fn list(&self, dir: Ino) -> Result<Vec<(String, Ino, bool)>, Errno> {
+        let entries = self.entries(dir)?;
+        let mut out = vec![(".".to_string(), dir, true), ("..".to_string(), self.parent_of(dir)?, true)];
+        for (name, &ino) in entries {
+            out.push((name.clone(), ino, self.inode(ino)?.is_dir()));
+        }
+        Ok(out)
+    }
+
+    /// Creates `path` (absolute) and its parents, durably: a seeded folder.
+    pub fn seed_dir(&mut self, path: &str) -> Result<Ino, Errno> {
+        let mut cur = ROOT;
+        for name in path.split('/').filter(|c| !c.is_empty()) {
+            if name == "." || name == ".." || name.len() > NAME_BYTES_MAX {
+                return Err(errno::INVAL);
+            }
+            cur = match self.entries(cur)?.get(name) {
+                Some(&next) if self.inode(next)?.is_dir() => next,
+                Some(_) => return Err(errno::NOTDIR),
+                None => {
+                    let dir = Kind::Dir { entries: BTreeMap::new(), durable_entries: BTreeMap::new() };
+                    let ino = self.alloc(dir, cur, name, VTime::ZERO)?;
+                    if let Kind::Dir { entries, durable_entries } = &mut self.inode_mut(cur)?.kind {
+                        entries.insert(name.to_string(), ino);
+                        durable_entries.insert(name.to_string(), ino);
+                    }
+                    ino
+                }
+            };
+        }
+        Ok(cur)
+    }
+
+    /// Creates the file `path` (absolute) holding `bytes`, durably, with its
+    /// folders: a seeded file.
+    pub fn seed_file(&mut self, path: &str, bytes: &[u8]) -> Result<Ino, Errno> {
+        let (dir, name) = path.trim_end_matches('/').rsplit_once('/').ok_or(errno::INVAL)?;
+        if name.is_empty() || name.len() > NAME_BYTES_MAX {
+            return Err(errno::INVAL);
+        }
+        if self.bytes_used() + bytes.len() as u64 > DISK_BYTES_MAX {
+            return Err(errno::NOSPC);
+        }
+        let parent = self.seed_dir(dir)?;
+        if self.entries(parent)?.contains_key(name) {
+            return Err(errno::EXIST);
+        }
+        let file = FileState { data: bytes.to_vec(), durable: bytes.to_vec(), ..FileState::default() };
+        let ino = self.alloc(Kind::File(file), parent, name, VTime::ZERO)?;
+        if let Kind::Dir { entries, durable_entries } = &mut self.inode_mut(parent)?.kind {
+            entries.insert(name.to_string(), ino);
+            durable_entries.insert(name.to_string(), ino);
+        }
+        Ok(ino)
+    }
+
+    /// Every path of the cache's tree in name order, with sizes and content
+    /// hashes (right after a crash, the cache is what the disk kept).
+    pub fn tree(&self) -> Vec<TreeEntry> {
+        let mut out = Vec::new();
+        let mut stack = vec![(ROOT, String::new())];
+        while let Some((dir, prefix)) = stack.pop() {
+            let Ok(entries) = self.entries(dir) else { continue };
+            let mut subdirs = Vec::new();
+            for (name, &ino) in entries {
+                let Ok(i) = self.inode(ino) else { continue };
+                let path = format!("{prefix}/{name}");
+                match &i.kind {
+                    Kind::Dir { .. } => {
+                        out.push(TreeEntry { path: path.clone(), dir: true, size: 0, hash: None });
+                        subdirs.push((ino, path));
+                    }
+                    Kind::File(f) => {
+                        let mut h = crate::trace::TraceHash::new();
+                        h.write(&f.data);
+                        out.push(TreeEntry { path, dir: false, size: f.data.len() as u64, hash: Some(format!("{:016x}", h.value())) });
+                    }
+                }
+            }
+            // Depth first, in name order.
+            stack.extend(subdirs.into_iter().rev());
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+}

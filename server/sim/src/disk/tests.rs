@@ -1,0 +1,289 @@
+//! The disk's rules, model by model, on the disk alone.
+use super::*;
+
+const T: VTime = VTime(1);
+
+fn posix() -> Disk {
+    Disk::new(512, FsModel::Posix)
+}
+
+fn ext4() -> Disk {
+    Disk::new(512, FsModel::Ext4)
+}
+
+fn read_all(d: &mut Disk, path: &str) -> Result<Vec<u8>, Errno> {
+    let ino = d.lookup(ROOT, path)?;
+    let mut buf = vec![0u8; 1 << 16];
+    let n = d.read_at(ino, 0, &mut buf)?;
+    Ok(buf[..n].to_vec())
+}
+
+#[test]
+fn files_and_directories() {
+    let mut d = posix();
+    let dir = d.mkdir(ROOT, "data", T).unwrap();
+    let f = d.create_file(dir, "log", T).unwrap();
+    d.write_at(f, 0, b"hello", T).unwrap();
+    d.write_at(f, 3, b"p!", T).unwrap();
+    assert_eq!(read_all(&mut d, "data/log").unwrap(), b"help!");
+    assert_eq!(d.lookup(ROOT, "data/../data/./log").unwrap(), f);
+    assert_eq!(d.lookup(ROOT, "../../data/log").unwrap(), f, ".. stops at the root");
+    assert_eq!(d.create_file(dir, "log", T), Err(errno::EXIST));
+    assert_eq!(d.rmdir(ROOT, "data", T), Err(errno::NOTEMPTY));
+    d.rename(dir, "log", ROOT, "moved", T).unwrap();
+    assert_eq!(d.lookup(ROOT, "data/log"), Err(errno::NOENT));
+    assert_eq!(d.lookup(ROOT, "moved").unwrap(), f);
+    d.rmdir(ROOT, "data", T).unwrap();
+    let names: Vec<String> = d.list(ROOT).unwrap().into_iter().map(|e| e.0).collect();
+    assert_eq!(names, [".", "..", "moved"]);
+}
+
+#[test]
+fn rename_refuses_to_move_a_dir_into_itself() {
+    let mut d = posix();
+    let a = d.mkdir(ROOT, "a", T).unwrap();
+    d.mkdir(a, "b", T).unwrap();
+    let b = d.lookup(ROOT, "a/b").unwrap();
+    assert_eq!(d.rename(ROOT, "a", b, "a", T), Err(errno::INVAL));
+}
+
+#[test]
+fn unsynced_data_is_lost_synced_data_kept() {
+    let mut d = posix();
+    let f = d.create_file(ROOT, "f", T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.write_at(f, 0, b"synced", T).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.write_at(f, 6, b" and not", T).unwrap();
+    assert_eq!(read_all(&mut d, "f").unwrap(), b"synced and not");
+    d.crash(false, || true);
+    assert_eq!(read_all(&mut d, "f").unwrap(), b"synced");
+}
+
+#[test]
+fn names_need_a_directory_fsync() {
+    let mut d = posix();
+    let f = d.create_file(ROOT, "new", T).unwrap();
+    d.write_at(f, 0, b"x", T).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.crash(false, || true);
+    assert_eq!(d.lookup(ROOT, "new"), Err(errno::NOENT), "file fsync alone does not make the name durable");
+    let f = d.create_file(ROOT, "old", T).unwrap();
+    d.write_at(f, 0, b"v1", T).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.rename(ROOT, "old", ROOT, "renamed", T).unwrap();
+    d.crash(false, || true);
+    assert_eq!(read_all(&mut d, "old").unwrap(), b"v1", "rename without directory fsync is undone");
+    assert_eq!(d.lookup(ROOT, "renamed"), Err(errno::NOENT));
+}
+
+#[test]
+fn torn_writes_keep_whole_sectors() {
+    let mut d = Disk::new(512, FsModel::Posix);
+    let f = d.create_file(ROOT, "t", T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.write_at(f, 0, &vec![b'a'; 2048], T).unwrap();
+    let mut flips = [true, false, true, false].into_iter();
+    let r = d.crash(true, || flips.next().unwrap());
+    assert_eq!((r.sectors_lost, r.sectors_torn_kept), (2, 2));
+    let data = read_all(&mut d, "t").unwrap();
+    assert_eq!(data.len(), 1536, "sectors 0 and 2 reached the disk, 1 as zeros in between");
+    assert!(data[..512].iter().all(|&b| b == b'a'));
+    assert!(data[512..1024].iter().all(|&b| b == 0));
+    assert!(data[1024..1536].iter().all(|&b| b == b'a'));
+}
+
+#[test]
+fn fsyncgate_drops_the_failed_pages() {
+    let mut d = posix();
+    let f = d.create_file(ROOT, "g", T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.write_at(f, 0, b"lost", T).unwrap();
+    assert_eq!(d.sync(f, true, T), Err(errno::IO));
+    assert_eq!(read_all(&mut d, "g").unwrap(), b"lost", "the cache still shows the data");
+    assert_eq!(d.sync(f, false, T), Ok(()), "a later fsync succeeds");
+    d.crash(false, || true);
+    // The later fsync wrote the metadata (the new size) but not the
+    // dropped pages: the file reads as zeros, as on Linux after fsyncgate.
+    assert_eq!(read_all(&mut d, "g").unwrap(), vec![0u8; 4], "the data never reached the disk");
+}
+
+#[test]
+fn mutations_weaken_guarantees() {
+    let mut d = posix();
+    d.mutation = Some(Mutation::FsyncNoop);
+    let f = d.create_file(ROOT, "m", T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.write_at(f, 0, b"x", T).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.crash(false, || true);
+    assert_eq!(read_all(&mut d, "m").unwrap(), b"");
+    let mut d = posix();
+    d.mutation = Some(Mutation::DirFsyncIgnored);
+    d.create_file(ROOT, "n", T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.crash(false, || true);
+    assert_eq!(d.lookup(ROOT, "n"), Err(errno::NOENT));
+}
+
+
+#[test]
+fn ext4_any_fsync_commits_every_name_made_before_it() {
+    let mut d = ext4();
+    let dir = d.mkdir(ROOT, "data", T).unwrap();
+    let f = d.create_file(dir, "log", T).unwrap();
+    d.write_at(f, 0, b"x", T).unwrap();
+    d.sync(f, false, T).unwrap();
+    let r = d.crash(false, || true);
+    assert_eq!(read_all(&mut d, "data/log").unwrap(), b"x", "the file's fsync made its name durable, and its folder's");
+    assert!(r.losses.is_empty(), "{:?}", r.losses);
+    // A rename after the last fsync is undone; one before it is kept.
+    let f = d.lookup(ROOT, "data/log").unwrap();
+    d.rename(dir, "log", dir, "log.1", T).unwrap();
+    let g = d.create_file(ROOT, "other", T).unwrap();
+    d.sync(g, false, T).unwrap();
+    d.rename(dir, "log.1", dir, "log.2", T).unwrap();
+    let r = d.crash(false, || true);
+    assert_eq!(d.lookup(ROOT, "data/log.1").unwrap(), f);
+    assert_eq!(r.losses, vec![Loss::RenameUndone { from: "/data/log.1".into(), to: "/data/log.2".into() }]);
+}
+
+#[test]
+fn ext4_data_still_needs_its_own_fsync() {
+    let mut d = ext4();
+    let f = d.create_file(ROOT, "a", T).unwrap();
+    let g = d.create_file(ROOT, "b", T).unwrap();
+    d.write_at(f, 0, b"unsynced", T).unwrap();
+    d.sync(g, false, T).unwrap();
+    let r = d.crash(false, || true);
+    assert_eq!(read_all(&mut d, "a").unwrap(), b"", "the name survived, the data did not");
+    assert_eq!(r.losses, vec![Loss::Sectors { path: "/a".into(), lost: 1, torn_kept: 0 }, Loss::SizeReverted { path: "/a".into(), from: 8, to: 0 }]);
+}
+
+#[test]
+fn ext4_commits_on_its_timer() {
+    let mut d = ext4();
+    d.create_file(ROOT, "early", T).unwrap();
+    d.tick(VTime(4_000_000_000));
+    d.crash(false, || true);
+    assert_eq!(d.lookup(ROOT, "early"), Err(errno::NOENT), "no commit before 5s");
+    d.create_file(ROOT, "early", T).unwrap();
+    d.tick(VTime(5_000_000_000));
+    d.create_file(ROOT, "late", VTime(5_000_000_001)).unwrap();
+    let r = d.crash(false, || true);
+    assert!(d.lookup(ROOT, "early").is_ok(), "committed at 5s");
+    assert_eq!(r.losses, vec![Loss::NameLost { path: "/late".into(), dir: false }]);
+}
+
+#[test]
+fn ext4_replace_via_rename_writes_the_data_first() {
+    for mutation in [None, Some(Mutation::NoAutoDaAlloc)] {
+        let mut d = ext4();
+        d.mutation = mutation;
+        let old = d.create_file(ROOT, "conf", T).unwrap();
+        d.write_at(old, 0, b"v1", T).unwrap();
+        d.sync(old, false, T).unwrap();
+        let new = d.create_file(ROOT, "conf.tmp", T).unwrap();
+        d.write_at(new, 0, b"v2", T).unwrap();
+        d.rename(ROOT, "conf.tmp", ROOT, "conf", T).unwrap();
+        let other = d.create_file(ROOT, "x", T).unwrap();
+        d.sync(other, false, T).unwrap();
+        d.crash(false, || true);
+        let want: &[u8] = if mutation.is_none() { b"v2" } else { b"" };
+        assert_eq!(read_all(&mut d, "conf").unwrap(), want, "{mutation:?}");
+    }
+}
+
+#[test]
+fn ext4_replace_via_truncate_writes_the_data_at_close() {
+    let mut d = ext4();
+    let f = d.create_file(ROOT, "conf", T).unwrap();
+    d.write_at(f, 0, b"old contents", T).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.set_size(f, 0, T).unwrap();
+    d.write_at(f, 0, b"new", T).unwrap();
+    d.closed(f);
+    d.tick(VTime(6_000_000_000));
+    d.crash(false, || true);
+    assert_eq!(read_all(&mut d, "conf").unwrap(), b"new");
+}
+
+#[test]
+fn posix_truncate_needs_the_files_fsync_ext4_a_commit() {
+    for (mut d, survives) in [(posix(), false), (ext4(), true)] {
+        let f = d.create_file(ROOT, "t", T).unwrap();
+        d.write_at(f, 0, b"0123456789", T).unwrap();
+        d.sync(f, false, T).unwrap();
+        d.sync(ROOT, false, T).unwrap();
+        d.set_size(f, 4, T).unwrap();
+        let g = d.create_file(ROOT, "g", T).unwrap();
+        d.sync(g, false, T).unwrap();
+        d.crash(false, || true);
+        let want: &[u8] = if survives { b"0123" } else { b"0123456789" };
+        assert_eq!(read_all(&mut d, "t").unwrap(), want, "{:?}", d.model);
+    }
+}
+
+#[test]
+fn crash_losses_name_files_folders_renames_and_unlinks() {
+    let mut d = posix();
+    let keep = d.create_file(ROOT, "keep", T).unwrap();
+    d.create_file(ROOT, "gone", T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.unlink(ROOT, "gone", T).unwrap();
+    d.rename(ROOT, "keep", ROOT, "kept", T).unwrap();
+    d.mkdir(ROOT, "new", T).unwrap();
+    let r = d.crash(false, || true);
+    assert_eq!(r.losses, vec![
+        Loss::UnlinkUndone { path: "/gone".into() },
+        Loss::RenameUndone { from: "/keep".into(), to: "/kept".into() },
+        Loss::NameLost { path: "/new".into(), dir: true },
+    ]);
+    assert_eq!(d.lookup(ROOT, "keep").unwrap(), keep);
+    assert_eq!(d.path_of(keep), "/keep");
+}
+
+#[test]
+fn seeded_folders_and_files_are_durable() {
+    let mut d = posix();
+    d.seed_dir("/var/lib/app").unwrap();
+    d.seed_file("/etc/app.conf", b"port=1").unwrap();
+    d.crash(false, || true);
+    assert!(d.inode(d.lookup(ROOT, "var/lib/app").unwrap()).unwrap().is_dir());
+    assert_eq!(read_all(&mut d, "etc/app.conf").unwrap(), b"port=1");
+    assert_eq!(d.tree().iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["/etc", "/etc/app.conf", "/var", "/var/lib", "/var/lib/app"]);
+    assert_eq!(d.missing_dir(ROOT, "/data/log"), Some("/data".into()));
+    assert_eq!(d.missing_dir(ROOT, "/var/lib/app/x"), None);
+    assert_eq!(d.missing_dir(ROOT, "var/lib/nope/deeper/x"), Some("/var/lib/nope".into()));
+}
+
+#[test]
+fn storage_faults_on_the_medium() {
+    let mut d = posix();
+    let f = d.create_file(ROOT, "m", T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.write_at(f, 0, &[b'a'; 1024], T).unwrap();
+    d.sync(f, false, T).unwrap();
+    // A latent sector error: EIO until the sector is written again.
+    d.mark_bad(f, 1).unwrap();
+    let mut buf = [0u8; 100];
+    assert_eq!(d.read_at(f, 0, &mut buf), Ok(100), "sector 0 reads");
+    assert_eq!(d.read_at(f, 600, &mut buf), Err(errno::IO));
+    d.write_at(f, 512, &[b'b'; 512], T).unwrap();
+    assert_eq!(d.read_at(f, 600, &mut buf), Ok(100), "a rewrite remaps it");
+    // A lost write: fsync succeeds, the disk keeps the old data.
+    d.sync(f, false, T).unwrap();
+    d.write_at(f, 0, &[b'c'; 512], T).unwrap();
+    d.lose_write(f, 0, 0).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.crash(false, || true);
+    assert_eq!(read_all(&mut d, "m").unwrap()[0], b'a');
+    // A misdirected write lands on another sector.
+    d.write_at(f, 0, &[b'd'; 512], T).unwrap();
+    d.misdirect(f, 0, 0, 1).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.crash(false, || true);
+    let data = read_all(&mut d, "m").unwrap();
+    assert_eq!((data[0], data[512]), (b'a', b'd'), "sector 0 kept the old data, sector 1 got the write");
+}

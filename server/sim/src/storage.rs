@@ -1,0 +1,263 @@
+//! The world's side of the disks: what happens around each disk operation.
+//!
+//! A crash landing inside an operation, fsync errors, and the storage
+//! faults of the medium (corrupt reads, latent sector errors, misdirected
+//! and lost writes): in a sweep each is drawn from the `disk` stream at the
+//! operation it hits (`faults` for fsync errors); in a replay it is taken
+//! exactly from the schedule, keyed by the operation's number. Every one
+//! applied is recorded. Also the trace events of names and sizes changing.
+use crate::disk::Ino;
+use crate::schedule::Fault;
+use crate::streams::Stream;
+use crate::trace::{DiskOp, EventKind};
+use crate::vtime::VTime;
+use crate::wasi::errno::{self, Errno};
+use crate::world::World;
+use std::collections::BTreeMap;
+
+/// A fault atlas spares one replica per stretch of this many sectors.
+pub const ATLAS_CHUNK_SECTORS: u64 = 8;
+
+/// One storage fault family as this run draws it.
+#[derive(Clone, Debug, Default)]
+pub struct MediaRate {
+    /// The family is on for this run (swarm mode may switch it off).
+    pub on: bool,
+    pub probability: f64,
+    /// Per node instance: a target of the family.
+    pub targets: Vec<bool>,
+    pub atlas: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MediaFaultState {
+    pub corrupt_read: MediaRate,
+    pub latent_sector_error: MediaRate,
+    pub misdirected_write: MediaRate,
+    pub lost_write: MediaRate,
+    /// Schedule mode: faults keyed by (node, read number) and (node, write number).
+    pub at_read: BTreeMap<(usize, u64), Fault>,
+    pub at_write: BTreeMap<(usize, u64), Fault>,
+    /// Per node instance: (replica index, replicas of its node).
+    pub replicas: Vec<(u32, u32)>,
+}
+
+impl World {
+    /// Called after a host call that did disk operations `(before, after]`:
+    /// a crash armed for this node, or scheduled at one of those op numbers,
+    /// happens now, inside that operation.
+    pub fn after_disk_ops(&mut self, node_idx: usize, before: u64, after: u64) {
+        if !self.nodes[node_idx].alive() {
+            return;
+        }
+        let node = self.nodes[node_idx].name.clone();
+        if let Some(restart_after_ns) = self.faults.crash_armed.remove(&node_idx) {
+            let torn = self.faults.families.torn_writes;
+            let fault = Fault::Crash { node, at_ns: self.now.nanos(), disk_op: Some(before + 1), restart_after_ns, torn };
+            return self.crash(node_idx, fault);
+        }
+        let due = self.faults.crash_at_op.iter().position(|f| {
+            matches!(f, Fault::Crash { node: n, disk_op: Some(op), .. } if *n == node && *op > before && *op <= after)
+        });
+        if let Some(i) = due {
+            let planned = self.faults.crash_at_op.remove(i);
+            let fault = planned.at(self.now.nanos());
+            self.crash(node_idx, fault);
+        }
+    }
+
+    /// fsync of `ino` on a node's disk, deciding whether it fails with EIO.
+    pub fn fsync(&mut self, node_idx: usize, ino: crate::disk::Ino) -> Result<(), crate::wasi::errno::Errno> {
+        // A crash during the sync op happens before the sync takes effect.
+        let ops = self.disks[node_idx].ops;
+        self.after_disk_ops(node_idx, ops, ops + 1);
+        if !self.nodes[node_idx].alive() {
+            self.disks[node_idx].ops += 1;
+            return Err(crate::wasi::errno::IO);
+        }
+        let sync = self.disks[node_idx].syncs + 1;
+        let fail = if self.faults_planned.is_some() {
+            self.faults.eio_at_sync.contains(&(node_idx, sync))
+        } else {
+            self.faults.families.fsync_eio
+                && self.faults.eio_targets.get(node_idx).copied().unwrap_or(false)
+                && (self.streams.next_u64(Stream::Faults) as f64) < self.faults.eio_probability * (u64::MAX as f64)
+        };
+        if fail {
+            let fault = Fault::FsyncEio { node: self.nodes[node_idx].name.clone(), sync, at_ns: self.now.nanos() };
+            self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
+            self.faults_applied.push(fault);
+        }
+        let now = self.now;
+        let r = self.disks[node_idx].sync(ino, fail, now);
+        let (path, dir) = (self.disks[node_idx].path_of(ino), self.disks[node_idx].inode(ino).is_ok_and(|i| i.is_dir()));
+        self.record(Some(node_idx), EventKind::Fsync { ok: r.is_ok(), path, dir });
+        r
+    }
+
+    /// Virtual time one disk read or write takes, from `disklatency`.
+    pub fn io_latency(&mut self) -> u64 {
+        let mean = self.faults.io_latency_ns;
+        if mean == 0 {
+            return 0;
+        }
+        mean / 2 + self.streams.below(Stream::DiskLatency, mean + 1)
+    }
+
+    pub fn fsync_latency(&mut self) -> u64 {
+        let mean = self.faults.fsync_latency_ns;
+        if mean == 0 {
+            return 0;
+        }
+        mean / 2 + self.streams.below(Stream::DiskLatency, mean + 1)
+    }
+
+    /// A change of names or sizes, in the trace.
+    pub fn disk_event(&mut self, node_idx: usize, op: DiskOp, path: String, to: Option<String>, size: Option<u64>) {
+        self.record(Some(node_idx), EventKind::Disk { op, path, to, size });
+    }
+
+    fn applied(&mut self, node_idx: usize, fault: Fault) {
+        self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
+        self.faults_applied.push(fault);
+    }
+
+    /// Rates mode: whether `family` can hit this node at all. Nothing is
+    /// drawn for a family that cannot, so the `disk` stream of a run without
+    /// storage faults is what it always was.
+    fn media_on(&self, node_idx: usize, family: fn(&MediaFaultState) -> &MediaRate) -> bool {
+        let rate = family(&self.faults.media);
+        self.faults_planned.is_none() && rate.on && rate.probability > 0.0 && rate.targets.get(node_idx).copied().unwrap_or(false)
+    }
+
+    /// Rates mode: whether `family` hits this operation of the node, on the
+    /// file's `sector` (a fault atlas spares one replica per stretch).
+    fn draw_media(&mut self, node_idx: usize, family: fn(&MediaFaultState) -> &MediaRate, path: &str, sector: u64) -> bool {
+        if !self.media_on(node_idx, family) {
+            return false;
+        }
+        let rate = family(&self.faults.media);
+        if rate.atlas && self.atlas_spares(node_idx, path, sector) {
+            return false;
+        }
+        let p = rate.probability;
+        (self.streams.next_u64(Stream::Disk) as f64) < p * (u64::MAX as f64)
+    }
+
+    /// The replica of a replicated node that a fault atlas keeps clean for
+    /// this stretch of this file: each stretch has exactly one.
+    pub fn atlas_spares(&self, node_idx: usize, path: &str, sector: u64) -> bool {
+        let (replica, replicas) = self.faults.media.replicas.get(node_idx).copied().unwrap_or((0, 1));
+        if replicas < 2 {
+            return false;
+        }
+        let mut h = crate::trace::TraceHash::new();
+        h.write(path.as_bytes());
+        h.write_u64(sector / ATLAS_CHUNK_SECTORS);
+        h.value() % u64::from(replicas) == u64::from(replica)
+    }
+
+    /// A read of file data, with the medium's faults: a latent sector error
+    /// makes it (and later reads of that sector) fail with EIO; a corrupt
+    /// read flips one bit of what it returns.
+    pub fn disk_read(&mut self, node_idx: usize, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+        let read = self.disks[node_idx].reads + 1;
+        let size = self.disks[node_idx].inode(ino)?.size();
+        let wanted = (buf.len() as u64).min(size.saturating_sub(offset));
+        let planned = self.faults.media.at_read.remove(&(node_idx, read));
+        let now = self.now.nanos();
+        if let Some((first, last)) = self.disks[node_idx].sectors_of(offset, wanted) {
+            let path = self.disks[node_idx].path_of(ino);
+            let lse = match planned.clone() {
+                Some(f @ Fault::LatentSectorError { .. }) => Some(f),
+                Some(_) => None,
+                None if self.media_on(node_idx, |m| &m.latent_sector_error) => {
+                    let sector = first + self.streams.below(Stream::Disk, last - first + 1);
+                    self.draw_media(node_idx, |m| &m.latent_sector_error, &path, sector)
+                        .then(|| Fault::LatentSectorError { node: self.nodes[node_idx].name.clone(), read, at_ns: now, sector, path: path.clone() })
+                }
+                None => None,
+            };
+            if let Some(f) = lse {
+                if let Fault::LatentSectorError { sector, .. } = &f {
+                    self.disks[node_idx].mark_bad(ino, *sector)?;
+                }
+                self.applied(node_idx, f.at(now));
+            }
+        }
+        let n = self.disks[node_idx].read_at(ino, offset, buf)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        let flip = match planned {
+            Some(Fault::CorruptRead { byte, bit, .. }) if (byte as usize) < n => Some((byte, bit)),
+            Some(_) => None,
+            None if self.media_on(node_idx, |m| &m.corrupt_read) => {
+                let byte = self.streams.below(Stream::Disk, n as u64);
+                let sector = (offset + byte) / self.disks[node_idx].sector_bytes;
+                let path = self.disks[node_idx].path_of(ino);
+                self.draw_media(node_idx, |m| &m.corrupt_read, &path, sector).then(|| (byte, self.streams.below(Stream::Disk, 8) as u8))
+            }
+            None => None,
+        };
+        if let Some((byte, bit)) = flip {
+            buf[byte as usize] ^= 1 << bit;
+            let fault = Fault::CorruptRead { node: self.nodes[node_idx].name.clone(), read, at_ns: now, byte, bit, path: self.disks[node_idx].path_of(ino) };
+            self.applied(node_idx, fault);
+        }
+        Ok(n)
+    }
+
+    /// A write of file data, with the medium's faults: a lost write is
+    /// acknowledged and never persisted; a misdirected write lands on
+    /// another sector of the file when it is written out.
+    pub fn disk_write(&mut self, node_idx: usize, ino: Ino, offset: u64, data: &[u8], now: VTime) -> Result<usize, Errno> {
+        let write = self.disks[node_idx].writes + 1;
+        let n = self.disks[node_idx].write_at(ino, offset, data, now)?;
+        let planned = self.faults.media.at_write.remove(&(node_idx, write));
+        let Some((first, last)) = self.disks[node_idx].sectors_of(offset, n as u64) else { return Ok(n) };
+        let path = self.disks[node_idx].path_of(ino);
+        let node = self.nodes[node_idx].name.clone();
+        let at_ns = now.nanos();
+        let fault = match planned {
+            Some(f) => Some(f),
+            None => {
+                if self.draw_media(node_idx, |m| &m.lost_write, &path, first) {
+                    Some(Fault::LostWrite { node, write, at_ns, path })
+                } else if self.draw_media(node_idx, |m| &m.misdirected_write, &path, first) {
+                    // Another sector of the file, or the one past its end when it has one.
+                    let sectors = self.disks[node_idx].file_sectors(ino);
+                    let to_sector = if sectors <= 1 {
+                        first + 1
+                    } else {
+                        let r = self.streams.below(Stream::Disk, sectors - 1);
+                        if r < first { r } else { r + 1 }
+                    };
+                    Some(Fault::MisdirectedWrite { node, write, at_ns, to_sector, path })
+                } else {
+                    None
+                }
+            }
+        };
+        match &fault {
+            Some(Fault::LostWrite { .. }) => self.disks[node_idx].lose_write(ino, first, last)?,
+            Some(Fault::MisdirectedWrite { to_sector, .. }) => self.disks[node_idx].misdirect(ino, first, last, *to_sector)?,
+            _ => {}
+        }
+        if let Some(f) = fault {
+            self.applied(node_idx, f.at(at_ns));
+        }
+        Ok(n)
+    }
+
+    /// A path operation failed with ENOENT: when a missing folder is why,
+    /// remember it, so a failure of this node can say what to seed.
+    pub fn note_missing_dir(&mut self, node_idx: usize, dir: Ino, path: &str, result: Errno) {
+        if result != errno::NOENT || self.nodes[node_idx].missing_dir.is_some() {
+            return;
+        }
+        if let Some(missing) = self.disks[node_idx].missing_dir(dir, path) {
+            self.nodes[node_idx].missing_dir = Some(missing);
+        }
+    }
+}
