@@ -55,6 +55,11 @@ describe('timeline page', () => {
     const posted = await page.evaluate(() => (window as unknown as { __seedfallPosted: unknown[] }).__seedfallPosted);
     expect(posted).toEqual([{ type: 'open', location: expect.stringMatching(/main\.go:\d+$/) }]);
     expect(await page.locator('#detail').textContent()).toContain('acknowledged writes survive crashes');
+    // A crash says what it lost, path by path; disk events say what they touched.
+    await page.locator('.ev-crash').nth(1).dispatchEvent('click');
+    expect(await page.locator('#detail').textContent()).toMatch(/crashed: 1 unsynced sectors lost, 0 torn sectors kept\n  \/data\/kv\.log: 1 unsynced sectors lost/);
+    await page.locator('.ev-disk').first().dispatchEvent('click');
+    expect(await page.locator('#detail').textContent()).toContain('mkdir /data');
     await page.screenshot({ path: path.join(repo, 'docs/images/timeline.png') });
   });
 

@@ -16,6 +16,7 @@ const CONFIGS: &[&str] = &[
     "tests/guests/props.json",
     "tests/guests/antithesis.json",
     "tests/guests/net.json",
+    "tests/guests/disk.json",
 ];
 
 #[test]

@@ -249,24 +249,26 @@ impl Disk {
         Ok(cur)
     }
 
-    /// The first directory of `path` (from `start`) that does not exist, as
-    /// an absolute path, when a missing directory is why `path` cannot be
-    /// reached. `None` when only the last component is missing.
+    /// The folder `path` (from `start`) would be in, as an absolute path,
+    /// when it does not exist: what a seeded `dirs` entry would need to name.
+    /// `None` when the folder exists (only the last component is missing).
     pub fn missing_dir(&self, start: Ino, path: &str) -> Option<String> {
         let trimmed = path.trim_end_matches('/');
         let (dir_part, _) = trimmed.rsplit_once('/')?;
+        let comps: Vec<&str> = dir_part.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
         let mut cur = start;
-        for comp in dir_part.split('/') {
-            match comp {
-                "" | "." => {}
-                ".." => cur = self.parent_of(cur).ok()?,
-                name => match self.entries(cur).ok()?.get(name) {
-                    Some(&next) => cur = next,
-                    None => {
-                        let base = self.path_of(cur);
-                        return Some(if base == "/" { format!("/{name}") } else { format!("{base}/{name}") });
-                    }
-                },
+        for (i, comp) in comps.iter().enumerate() {
+            if *comp == ".." {
+                cur = self.parent_of(cur).ok()?;
+                continue;
+            }
+            match self.entries(cur).ok()?.get(*comp) {
+                Some(&next) => cur = next,
+                None => {
+                    let base = self.path_of(cur);
+                    let rest = comps[i..].join("/");
+                    return Some(if base == "/" { format!("/{rest}") } else { format!("{base}/{rest}") });
+                }
             }
         }
         None

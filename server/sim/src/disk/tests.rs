@@ -255,7 +255,7 @@ fn seeded_folders_and_files_are_durable() {
     assert_eq!(d.tree().iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["/etc", "/etc/app.conf", "/var", "/var/lib", "/var/lib/app"]);
     assert_eq!(d.missing_dir(ROOT, "/data/log"), Some("/data".into()));
     assert_eq!(d.missing_dir(ROOT, "/var/lib/app/x"), None);
-    assert_eq!(d.missing_dir(ROOT, "var/lib/nope/deeper/x"), Some("/var/lib/nope".into()));
+    assert_eq!(d.missing_dir(ROOT, "var/lib/nope/deeper/x"), Some("/var/lib/nope/deeper".into()));
 }
 
 #[test]
