@@ -93,7 +93,8 @@ fn swarm_mode_switches_fault_families_per_seed() {
         "swarm",
         r#"{ "name": "swarm", "duration": "1s", "nodes": [ { "name": "d", "go": { "dir": "$GUESTS/go-disk" }, "args": ["-mode", "osync"] } ],
              "faults": { "swarm": true, "crash": { "rate": 5, "restart_after": "1ms" }, "pause": { "rate": 5, "duration": "1ms" },
-                         "fsync_eio": { "probability": 0.01 }, "torn_writes": true } }"#,
+                         "fsync_eio": { "probability": 0.01 }, "torn_writes": true,
+                         "corrupt_read": { "probability": 0.05 }, "lost_write": { "probability": 0.05 } } }"#,
     );
     let mut sets = std::collections::BTreeSet::new();
     for seed in 1..=10 {
