@@ -97,7 +97,9 @@ pub fn custom_sections<'a>(wasm: &'a [u8], name: &str) -> Result<Vec<&'a [u8]>, 
 }
 
 /// The catalog of a Go node: cached by the build fingerprint.
-pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: &Cache) -> Result<Catalog, String> {
+/// `go_args` gives the build's overlay arguments (only called when the
+/// catalog is not cached): `go list` must see the program as `go build` does.
+pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: &Cache, go_args: &mut dyn FnMut() -> Result<Vec<String>, String>) -> Result<Catalog, String> {
     let cached = cache.path("catalog", &format!("go2-{fingerprint}.json"));
     if let Ok(text) = std::fs::read_to_string(&cached) {
         if let Ok(mut c) = serde_json::from_str::<Catalog>(&text) {
@@ -108,7 +110,9 @@ pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: 
         }
     }
     let mut catalog = Catalog::default();
-    for file in go_files(dir, package)? {
+    let args = go_args()?;
+    let patched = cache.path("go-storage", "");
+    for file in go_files(dir, package, &args, &patched)? {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         // Relative to the node's folder, as the node's recipe resolves it:
         // the cached catalog then holds no path of this machine.
@@ -122,14 +126,18 @@ pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: 
 }
 
 /// The non-test Go files of every non-standard, non-module-cache package the
-/// node's main package depends on.
-fn go_files(dir: &Path, package: &str) -> Result<Vec<PathBuf>, String> {
+/// node's main package depends on (the storage overlay's patched module
+/// copies under `patched` are dependencies too, not the user's code).
+fn go_files(dir: &Path, package: &str, go_args: &[String], patched: &Path) -> Result<Vec<PathBuf>, String> {
     let modcache = std::process::Command::new("go").args(["env", "GOMODCACHE"]).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
     let out = std::process::Command::new("go")
         .current_dir(dir)
         .env("GOOS", "wasip1")
         .env("GOARCH", "wasm")
-        .args(["list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}|{{join .GoFiles \",\"}}{{end}}", package])
+        .envs(go_args.iter().any(|a| a.starts_with("-modfile=")).then_some(("GOWORK", "off")))
+        .arg("list")
+        .args(go_args)
+        .args(["-deps", "-f", "{{if not .Standard}}{{.Dir}}|{{join .GoFiles \",\"}}{{end}}", package])
         .output()
         .map_err(|e| format!("cannot run `go list`: {e}"))?;
     if !out.status.success() {
@@ -138,7 +146,7 @@ fn go_files(dir: &Path, package: &str) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Some((pkg_dir, names)) = line.split_once('|') else { continue };
-        if !modcache.is_empty() && pkg_dir.starts_with(&modcache) {
+        if (!modcache.is_empty() && pkg_dir.starts_with(&modcache)) || Path::new(pkg_dir).starts_with(patched) {
             continue;
         }
         files.extend(names.split(',').filter(|n| !n.is_empty()).map(|n| Path::new(pkg_dir).join(n)));

@@ -48,13 +48,19 @@ pub fn check(program: &Program, outcome: &mut Outcome, options: &RunOptions) {
     }
     let (found, other) = found_under(&outcome.disk_models);
     let crashed = outcome.schedule.faults.iter().flatten().any(|f| matches!(f, Fault::Crash { .. }));
-    let fails = if crashed {
+    // A different failure under the other model still fails there: say how.
+    let (fails, differently) = if crashed {
         let again = run(program, &outcome.schedule, &RunOptions { model: Some(other), disk_trees: false, ..options.clone() });
-        same_failure(outcome, &again)
+        let differently = again.failure.as_ref().filter(|_| !same_failure(outcome, &again)).map(|f| format!("{}: {}", f.node, f.message));
+        (again.verdict == Verdict::Fail, differently)
     } else {
-        true
+        (true, None)
     };
-    let label = if crashed { label(&found, other, fails) } else { "fails under any file-system model (no crash before it)".into() };
+    let label = match (crashed, differently) {
+        (false, _) => "fails under any file-system model (no crash before it)".into(),
+        (true, Some(how)) => format!("{} (differently: {how})", label(&found, other, true)),
+        (true, None) => label(&found, other, fails),
+    };
     outcome.model_check = Some(ModelCheck { found_under: found, other: other.name().into(), fails_under_other: fails, label });
 }
 

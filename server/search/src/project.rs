@@ -80,8 +80,12 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
 fn node_catalog(node: &seedfall_sim::config::NodeSpec, built: &recipe::Built, cache: &Cache) -> Result<crate::catalog::Catalog, String> {
     let wasm = std::fs::read(&built.wasm).map_err(|e| format!("cannot read {}: {e}", built.wasm.display()))?;
     let mut catalog = crate::catalog::from_wasm(&wasm, &node.name)?;
-    if let (seedfall_sim::config::WasmSource::Go { dir, package, .. }, Some(fp)) = (&node.source, &built.fingerprint) {
-        let go = crate::catalog::from_go(&node.name, dir, package, fp, cache)?;
+    if let (seedfall_sim::config::WasmSource::Go { dir, package, net, storage, .. }, Some(fp)) = (&node.source, &built.fingerprint) {
+        let mut go_args = || {
+            let root = crate::recipe::find_up(dir, "go.mod").unwrap_or_else(|| dir.clone());
+            crate::go_overlay::prepare(&root, *net, *storage, cache, &mut |_| {})
+        };
+        let go = crate::catalog::from_go(&node.name, dir, package, fp, cache, &mut go_args)?;
         catalog.entries.extend(go.entries);
         catalog.warnings.extend(go.warnings);
     }

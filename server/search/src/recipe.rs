@@ -37,7 +37,7 @@ pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Re
             }
             Ok(Built { wasm: p.clone(), rebuilt: false, fingerprint: None })
         }
-        WasmSource::Go { dir, package, tags, net } => go(node, dir, package, tags, *net, cache, log),
+        WasmSource::Go { dir, package, tags, net, storage } => go(node, dir, package, tags, *net, *storage, cache, log),
         WasmSource::Cargo { dir, package, bin, profile } => cargo(node, dir, package.as_deref(), bin.as_deref(), profile, cache, log),
     }
 }
@@ -47,7 +47,8 @@ fn tool_version(program: &str, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
+#[allow(clippy::too_many_arguments)]
+fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, storage: bool, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
     if !dir.is_dir() {
         return Err(format!("node \"{}\": go.dir {} is not a folder", node.name, dir.display()));
     }
@@ -55,10 +56,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, ca
     let mut roots = vec![module_root.clone()];
     roots.extend(go_local_replaces(&module_root));
     let version = tool_version("go", &["version"])?;
-    let mut recipe = format!("go|{package}|{}|{version}", tags.join(","));
-    if net {
-        recipe.push_str(&format!("|net-overlay-{}", hash_hex(&[crate::go_overlay::SEEDFALL_NET.as_bytes()])));
-    }
+    let recipe = format!("go|{package}|{}|{version}{}", tags.join(","), crate::go_overlay::recipe_tag(net, storage));
     let fp = fingerprint(&roots, &recipe)?;
     let out = cache.path("wasm", &format!("go-{fp}.wasm"));
     if out.is_file() {
@@ -72,10 +70,12 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, ca
     if !tags.is_empty() {
         cmd.arg(format!("-tags={}", tags.join(",")));
     }
-    if net {
-        let overlay = crate::go_overlay::write(cache).map_err(|e| format!("node \"{}\": go.net: {e}", node.name))?;
-        cmd.arg(format!("-overlay={}", overlay.display()));
+    let extra = crate::go_overlay::prepare(&module_root, net, storage, cache, log).map_err(|e| format!("node \"{}\": {e}", node.name))?;
+    if extra.iter().any(|a| a.starts_with("-modfile=")) {
+        // An alternate go.mod is not for a workspace.
+        cmd.env("GOWORK", "off");
     }
+    cmd.args(&extra);
     cmd.arg(package);
     let output = cmd.output().map_err(|e| format!("cannot run `go`: {e} (is Go 1.21+ installed and on PATH?)"))?;
     if !output.status.success() {
@@ -166,7 +166,7 @@ fn ensure_wasip1_target(log: &mut dyn FnMut(&str)) -> Result<(), String> {
     }
 }
 
-fn find_up(start: &Path, file: &str) -> Option<PathBuf> {
+pub(crate) fn find_up(start: &Path, file: &str) -> Option<PathBuf> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         if d.join(file).is_file() {

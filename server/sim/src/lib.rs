@@ -23,6 +23,7 @@ pub mod engine;
 pub mod events;
 pub mod failure;
 pub mod faults;
+pub mod locks;
 pub mod net;
 pub mod node;
 pub mod outcome;

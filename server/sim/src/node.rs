@@ -35,6 +35,8 @@ pub struct NodeLocal {
     /// Set by a host call in which the node crashed: the call then ends the
     /// node's `_start` instead of returning to it.
     pub crashed: bool,
+    /// Files mapped into this instance's memory (`wasi::mmap`).
+    pub mappings: Vec<crate::wasi::mmap::Mapping>,
 }
 
 impl NodeLocal {
@@ -57,6 +59,7 @@ impl NodeLocal {
             memory_bytes_max: memory_bytes_max as usize,
             crashed: false,
             coverage: None,
+            mappings: Vec::new(),
         }
     }
 }

@@ -282,8 +282,9 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
 
 fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
     w.record(Some(idx), EventKind::Exit { code });
-    // Exit closes every descriptor: peers see end of stream.
+    // Exit closes every descriptor: peers see end of stream, locks go.
     w.net_node_down(idx, false);
+    w.locks.release_node(idx);
     if let Some(f) = w.property_failure.take() {
         return Some(f);
     }

@@ -141,6 +141,8 @@ pub struct World {
     /// Keep every disk's tree after each crash (`RunOptions::disk_trees`).
     pub keep_disk_trees: bool,
     pub disk_trees: Vec<crate::outcome::DiskTree>,
+    /// Advisory file locks of every node.
+    pub locks: crate::locks::Locks,
 }
 
 /// Bound on distinct buggify sites per run.
@@ -179,6 +181,7 @@ impl World {
             unsupported_seen: BTreeSet::new(),
             keep_disk_trees: false,
             disk_trees: Vec::new(),
+            locks: crate::locks::Locks::default(),
         }
     }
 
@@ -545,6 +548,7 @@ impl World {
             self.disk_trees.push(tree);
         }
         self.crashed_now.push(node_idx);
+        self.locks.release_node(node_idx);
         self.net_node_down(node_idx, true);
         if let Some(after) = restart_after_ns {
             let at = self.now + after;

@@ -27,7 +27,9 @@ pub enum WasmSource {
     /// `go build` of `package` run in `dir` with GOOS=wasip1 GOARCH=wasm.
     /// With `net`, built with the overlay that puts the standard library's
     /// `net` package on the simulated network (see docs/network.md).
-    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool },
+    /// With `storage`, with the overlay that gives Unix storage libraries
+    /// mmap, flock and what else wasip1 lacks (docs/sdk-go.md#storage).
+    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool, storage: bool },
     /// `cargo build --target wasm32-wasip1` run in `dir`.
     Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
 }
@@ -51,7 +53,7 @@ impl NodeSpec {
 }
 
 const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload", "disk"];
-const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net"];
+const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net", "storage"];
 const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
 
 impl Parser {
@@ -122,7 +124,11 @@ impl Parser {
                     Some(b) => self.bool(b, &format!("{gpath}.net"))?,
                     None => false,
                 };
-                Ok(WasmSource::Go { dir, package, tags, net })
+                let storage = match m.get("storage") {
+                    Some(b) => self.bool(b, &format!("{gpath}.storage"))?,
+                    None => false,
+                };
+                Ok(WasmSource::Go { dir, package, tags, net, storage })
             }
             _ => {
                 let cpath = format!("{path}.cargo");

@@ -42,3 +42,6 @@ pub const PROTOTYPE: Errno = 67;
 pub const TIMEDOUT: Errno = 73;
 pub const INTR: Errno = 27;
 pub const DOM: Errno = 18;
+pub const DEADLK: Errno = 16;
+pub const NOLCK: Errno = 46;
+pub const NOMEM: Errno = 48;

@@ -66,6 +66,9 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
                 None => f.offset,
             };
             let n = cx.world.disk_write(idx, f.ino, offset, data, now)?;
+            let ino = f.ino;
+            super::mmap::after_write(cx, ino, offset, &data[..n]);
+            let Fd::File(f) = cx.node.fds.get_mut(fd)? else { unreachable!("the descriptor written is a file") };
             if at.is_none() {
                 f.offset = offset + n as u64;
             }
@@ -173,7 +176,10 @@ pub fn fd_close(cx: &mut Cx<'_>, fd: u32) -> Errno {
     ok(cx.node.fds.close(fd).map(|entry| {
         match entry {
             Fd::Socket(s) => super::sock::close(cx, s.id),
-            Fd::File(f) => cx.world.disks[cx.node.idx].closed(f.ino),
+            Fd::File(f) => {
+                cx.world.disks[cx.node.idx].closed(f.ino);
+                cx.world.locks.release_fd(cx.node.idx, fd);
+            }
             _ => {}
         }
     }))
@@ -321,20 +327,29 @@ pub fn fd_filestat_set_times(cx: &mut Cx<'_>, fd: u32) -> Errno {
 /// the data (or, for a directory, its names) becomes durable, or the fsync
 /// fails with EIO (a fault). A crash during the wait means it never happened.
 pub async fn fd_sync(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd: u32) -> wasmtime::Result<i32> {
-    let target = super::host(caller, |cx| -> Result<Option<(u64, crate::vtime::VTime)>, Errno> {
+    let target = super::host(caller, |cx| -> Result<Option<u64>, Errno> {
         let ino = match cx.node.fds.get(fd)? {
             Fd::File(f) => f.ino,
             Fd::Dir(d) => d.ino,
             _ => return Ok(None),
         };
-        let latency = cx.world.fsync_latency();
-        Ok(Some((ino, cx.world.now + latency)))
+        // A shared writable mapping's writes reach the file before it syncs.
+        super::mmap::before_sync(cx, ino)?;
+        Ok(Some(ino))
     });
-    let (ino, deadline) = match target {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(0),
-        Err(e) => return Ok(i32::from(e)),
-    };
+    match target {
+        Ok(Some(ino)) => sync_ino(caller, ino).await,
+        Ok(None) => Ok(0),
+        Err(e) => Ok(i32::from(e)),
+    }
+}
+
+/// Waits `fsync_latency`, then syncs `ino` (what fsync and msync(MS_SYNC) do).
+pub async fn sync_ino(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, ino: u64) -> wasmtime::Result<i32> {
+    let deadline = super::host(caller, |cx| {
+        let latency = cx.world.fsync_latency();
+        cx.world.now + latency
+    });
     super::poll::suspend(caller, Some(deadline), false).await?;
     let r = super::host(caller, |cx| cx.world.fsync(cx.node.idx, ino));
     super::link::crashed(caller)?;

@@ -18,6 +18,7 @@ pub mod fdtable;
 pub mod layout;
 pub mod link;
 pub mod mem;
+pub mod mmap;
 pub mod path;
 pub mod poll;
 pub mod proc;

@@ -1,0 +1,95 @@
+//! Go build overlays: what a `go` recipe adds to a build so that unmodified
+//! programs run on seedfall's host (docs/sdk-go.md).
+//!
+//! - `net` (`"net": true`): the standard library's `net` package on the
+//!   simulated network (`net`).
+//! - `storage` (`"storage": true`): what Unix storage libraries need and
+//!   wasip1 lacks: mmap, flock and friends in package `syscall`, the subset
+//!   of `golang.org/x/sys/unix` they call, and each supported library's
+//!   missing wasm architecture file (`storage`).
+//!
+//! Standard library files are replaced through `go build -overlay`. Files
+//! of modules cannot be (Go refuses to overlay the module cache), so a
+//! patched module is a copy made in seedfall's cache from the module cache,
+//! used through `-modfile` (a copy of the program's go.mod with a `replace`
+//! line per patched module). Nothing is copied into this repository; every
+//! patch is applied to what the build really uses, and one that does not
+//! apply exactly is an error naming the file.
+mod net;
+mod storage;
+
+pub use net::SEEDFALL_NET;
+pub use storage::{SEEDFALL_SYSCALL, SEEDFALL_UNIX, SUPPORTED};
+
+use crate::cache::{hash_hex, write_atomic, Cache};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub(crate) fn goroot() -> Result<PathBuf, String> {
+    let out = Command::new("go").args(["env", "GOROOT"]).output().map_err(|e| format!("cannot run `go env GOROOT`: {e}"))?;
+    let root = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || root.is_empty() {
+        return Err(format!("`go env GOROOT` failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(PathBuf::from(root))
+}
+
+/// Part of a build's fingerprint: which overlays, and the version of ours.
+pub fn recipe_tag(net: bool, storage: bool) -> String {
+    let mut tag = String::new();
+    if net {
+        tag.push_str(&format!("|net-overlay-{}", hash_hex(&[SEEDFALL_NET.as_bytes()])));
+    }
+    if storage {
+        tag.push_str(&format!("|storage-overlay-{}", storage::version_hash()));
+    }
+    tag
+}
+
+/// The extra `go build` arguments for these overlays (`-overlay=...`,
+/// `-modfile=...`), written into the cache once per input.
+pub fn prepare(module_root: &Path, net: bool, storage: bool, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Vec<String>, String> {
+    if !net && !storage {
+        return Ok(Vec::new());
+    }
+    let root = goroot()?;
+    let mut files = Vec::new();
+    if net {
+        files.extend(net::files(&root).map_err(|e| format!("go.net: {e}"))?);
+    }
+    if storage {
+        files.extend(storage::goroot_files(&root));
+    }
+    let mut args = vec![format!("-overlay={}", write_overlay(&files, cache)?.display())];
+    if storage {
+        if let Some(modfile) = storage::modfile(module_root, cache, log).map_err(|e| format!("go.storage: {e}"))? {
+            args.push(format!("-modfile={}", modfile.display()));
+        }
+    }
+    Ok(args)
+}
+
+/// Writes each replacement and the overlay.json naming them.
+fn write_overlay(files: &[(PathBuf, String)], cache: &Cache) -> Result<PathBuf, String> {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    let names: Vec<String> = files.iter().map(|(p, _)| p.to_string_lossy().into_owned()).collect();
+    for ((_, content), name) in files.iter().zip(&names) {
+        parts.push(name.as_bytes());
+        parts.push(content.as_bytes());
+    }
+    let dir = cache.path("go-overlay", &hash_hex(&parts));
+    let overlay = dir.join("overlay.json");
+    if overlay.is_file() {
+        return Ok(overlay);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut replace = serde_json::Map::new();
+    for (i, (path, content)) in files.iter().enumerate() {
+        let copy = dir.join(format!("{i}-{}", path.file_name().unwrap_or_default().to_string_lossy()));
+        write_atomic(&copy, content.as_bytes()).map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
+        replace.insert(path.to_string_lossy().into_owned(), copy.to_string_lossy().into_owned().into());
+    }
+    let json = serde_json::json!({ "Replace": replace });
+    write_atomic(&overlay, serde_json::to_string_pretty(&json).expect("JSON").as_bytes()).map_err(|e| format!("cannot write {}: {e}", overlay.display()))?;
+    Ok(overlay)
+}

@@ -1,0 +1,327 @@
+//! The storage overlay (a `go` recipe with `"storage": true`): what the Go
+//! storage libraries need and wasip1 lacks.
+//!
+//! - package `syscall` gains `sdk/go/overlay/syscall_seedfall_wasip1.go`
+//!   (Mmap, Munmap, Msync, Madvise, Flock, FcntlFlock, Fdatasync and their
+//!   constants, on seedfall's host);
+//! - `golang.org/x/sys/unix`, which has no wasip1 files at all, gains
+//!   `sdk/go/overlay/unix_seedfall_wasip1.go`, the subset the libraries call;
+//! - each supported library gets the wasm architecture file it lacks (the
+//!   constants its other architectures define, with wasm's 32-bit address
+//!   space in mind) or an edit of its wasip1 stub (`PATCHES`).
+//!
+//! Modules are patched as copies in the cache, made from the module cache
+//! the build uses, and reached through a `replace` in an alternate go.mod.
+use crate::cache::{hash_hex, write_atomic, Cache};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const SEEDFALL_SYSCALL: &str = include_str!("../../../../sdk/go/overlay/syscall_seedfall_wasip1.go");
+pub const SEEDFALL_UNIX: &str = include_str!("../../../../sdk/go/overlay/unix_seedfall_wasip1.go");
+
+/// What one library needs: files to add (relative path, content) and edits
+/// (relative path, text that must occur exactly once, its replacement).
+pub struct Patch {
+    pub module: &'static str,
+    /// Versions this patch was tested with (docs/sdk-go.md); others are
+    /// tried and must still apply exactly.
+    pub tested: &'static [&'static str],
+    pub adds: &'static [(&'static str, &'static str)],
+    pub edits: &'static [(&'static str, &'static str, &'static str)],
+    /// What the patch is for, for the docs and the build log.
+    pub why: &'static str,
+}
+
+const BBOLT_COMMON_WASM: &str = "// Added by seedfall's storage overlay: bbolt has no wasm architecture file.\npackage common\n\n// MaxMapSize is the largest mmap size supported on wasm (2 GiB of linear memory).\nconst MaxMapSize = 0x7FFFFFFF\n\n// MaxAllocSize is the size used when creating array pointers.\nconst MaxAllocSize = 0xFFFFFFF\n";
+
+const BBOLT13_WASM: &str = "// Added by seedfall's storage overlay: bbolt has no wasm architecture file.\npackage bbolt\n\n// maxMapSize is the largest mmap size supported on wasm (2 GiB of linear memory).\nconst maxMapSize = 0x7FFFFFFF\n\n// maxAllocSize is the size used when creating array pointers.\nconst maxAllocSize = 0xFFFFFFF\n";
+
+const BOLT_WASM: &str = "// Added by seedfall's storage overlay: bolt has no wasm architecture file.\npackage bolt\n\n// maxMapSize is the largest mmap size supported on wasm (2 GiB of linear memory).\nconst maxMapSize = 0x7FFFFFFF\n\n// maxAllocSize is the size used when creating array pointers.\nconst maxAllocSize = 0xFFFFFFF\n\n// Unaligned loads and stores work on wasm.\nvar brokenUnaligned = false\n";
+
+/// bolt and bbolt before v1.4 call madvise through syscall.Syscall, which
+/// wasip1 has only as a stub: they call the overlay's Madvise instead.
+const BOLT_MADVISE: (&str, &str, &str) = (
+    "bolt_unix.go",
+    "\t_, _, e1 := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(advice))\n\tif e1 != 0 {\n\t\terr = e1\n\t}\n\treturn",
+    "\treturn syscall.Madvise(b, advice)",
+);
+
+/// The libraries the overlay knows, and what each gets.
+pub const SUPPORTED: &[Patch] = &[
+    Patch { module: "golang.org/x/sys", tested: &["v0.13.0", "v0.29.0", "v0.49.0"], adds: &[("unix/unix_seedfall_wasip1.go", SEEDFALL_UNIX)], edits: &[], why: "x/sys/unix has no wasip1 files: the subset storage libraries call" },
+    Patch { module: "go.etcd.io/bbolt", tested: &["v1.4.3", "v1.5.0"], adds: &[("internal/common/bolt_wasm.go", BBOLT_COMMON_WASM)], edits: &[], why: "no wasm architecture file (MaxMapSize, MaxAllocSize)" },
+    Patch {
+        module: "github.com/dgraph-io/ristretto/v2",
+        tested: &["v2.2.0"],
+        adds: &[],
+        edits: &[
+            ("z/mmap_wasip1.go", "func mmap(fd *os.File, writeable bool, size int64) ([]byte, error) {\n\treturn nil, syscall.ENOSYS\n}", "func mmap(fd *os.File, writeable bool, size int64) ([]byte, error) {\n\tprot := syscall.PROT_READ\n\tif writeable {\n\t\tprot |= syscall.PROT_WRITE\n\t}\n\treturn syscall.Mmap(int(fd.Fd()), 0, int(size), prot, syscall.MAP_SHARED)\n}"),
+            ("z/mmap_wasip1.go", "func munmap(b []byte) error {\n\treturn syscall.ENOSYS\n}", "func munmap(b []byte) error {\n\treturn syscall.Munmap(b)\n}"),
+            ("z/mmap_wasip1.go", "func madvise(b []byte, readahead bool) error {\n\treturn syscall.ENOSYS\n}", "func madvise(b []byte, readahead bool) error {\n\treturn nil\n}"),
+            ("z/mmap_wasip1.go", "func msync(b []byte) error {\n\treturn syscall.ENOSYS\n}", "func msync(b []byte) error {\n\treturn syscall.Msync(b, syscall.MS_SYNC)\n}"),
+        ],
+        why: "its wasip1 mmap is a stub returning ENOSYS: the storage overlay's syscall.Mmap, Munmap and Msync instead",
+    },
+    Patch {
+        module: "github.com/dgraph-io/badger/v4",
+        tested: &["v4.9.6"],
+        adds: &[],
+        edits: &[("y/file_dsync.go", "//go:build !dragonfly && !freebsd && !windows && !plan9 && !js && !wasip1", "//go:build !dragonfly && !freebsd && !windows && !plan9 && !js")],
+        why: "on wasip1 it opens its synced files without O_DSYNC (an unsynced key registry is lost at a crash); with the overlay it uses O_DSYNC as on Linux",
+    },
+    Patch { module: "github.com/boltdb/bolt", tested: &["v1.3.1"], adds: &[("bolt_wasm.go", BOLT_WASM)], edits: &[BOLT_MADVISE], why: "no wasm architecture file (maxMapSize, maxAllocSize, brokenUnaligned); madvise through syscall.Syscall" },
+];
+
+/// bbolt before v1.4 keeps its architecture constants in the root package;
+/// its older releases also call madvise through syscall.Syscall.
+const BBOLT_13: Patch = Patch { module: "go.etcd.io/bbolt", tested: &["v1.3.11"], adds: &[("bolt_wasm.go", BBOLT13_WASM)], edits: &[], why: "no wasm architecture file (maxMapSize, maxAllocSize)" };
+const BBOLT_13_SYSCALL: Patch = Patch { module: "go.etcd.io/bbolt", tested: &["v1.3.5"], adds: &[("bolt_wasm.go", BBOLT13_WASM)], edits: &[BOLT_MADVISE], why: "no wasm architecture file (maxMapSize, maxAllocSize); madvise through syscall.Syscall" };
+
+/// The patch for a module of the build, if it is one the overlay knows.
+/// `dir` is the module's folder (some versions of one module differ).
+fn patch_for(module: &str, version: &str, dir: impl FnOnce() -> Option<PathBuf>) -> Option<&'static Patch> {
+    if module == "go.etcd.io/bbolt" && version.starts_with("v1.3.") {
+        let old_madvise = dir().and_then(|d| std::fs::read_to_string(d.join("bolt_unix.go")).ok()).is_some_and(|t| t.contains("SYS_MADVISE"));
+        return Some(if old_madvise { &BBOLT_13_SYSCALL } else { &BBOLT_13 });
+    }
+    SUPPORTED.iter().find(|p| p.module == module)
+}
+
+/// Hash of everything the overlay adds: part of every storage build's fingerprint.
+pub fn version_hash() -> String {
+    let mut parts: Vec<&[u8]> = vec![SEEDFALL_SYSCALL.as_bytes()];
+    for p in SUPPORTED.iter().chain([&BBOLT_13, &BBOLT_13_SYSCALL]) {
+        parts.push(p.module.as_bytes());
+        for (path, content) in p.adds {
+            parts.push(path.as_bytes());
+            parts.push(content.as_bytes());
+        }
+        for (path, old, new) in p.edits {
+            parts.extend([path.as_bytes(), old.as_bytes(), new.as_bytes()]);
+        }
+    }
+    hash_hex(&parts)
+}
+
+/// The syscall file, for the standard library overlay.
+pub fn goroot_files(goroot: &Path) -> Vec<(PathBuf, String)> {
+    let ours = super::net::rename(SEEDFALL_SYSCALL, "//go:build ignore", "//go:build wasip1").expect("syscall_seedfall_wasip1.go has one //go:build ignore line");
+    vec![(goroot.join("src/syscall/syscall_seedfall_wasip1.go"), ours)]
+}
+
+struct Module {
+    path: String,
+    version: String,
+    dir: Option<PathBuf>,
+    replaced: bool,
+}
+
+fn go(module_root: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("go")
+        .current_dir(module_root)
+        .env("GOOS", "wasip1")
+        .env("GOARCH", "wasm")
+        .env("GOWORK", "off")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run `go`: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("`go {}` failed in {}:\n{}", args.join(" "), module_root.display(), String::from_utf8_lossy(&out.stderr).trim_end()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Every module of the build, downloaded.
+fn modules(module_root: &Path) -> Result<Vec<Module>, String> {
+    let text = go(module_root, &["list", "-m", "-json", "all"])?;
+    let mut out = Vec::new();
+    for v in serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>() {
+        let v = v.map_err(|e| format!("`go list -m -json all` printed something else: {e}"))?;
+        if v["Main"].as_bool() == Some(true) {
+            continue;
+        }
+        let (Some(path), Some(version)) = (v["Path"].as_str(), v["Version"].as_str()) else { continue };
+        out.push(Module { path: path.into(), version: version.into(), dir: v["Dir"].as_str().map(PathBuf::from), replaced: !v["Replace"].is_null() });
+    }
+    Ok(out)
+}
+
+fn module_dir(module_root: &Path, m: &Module) -> Result<PathBuf, String> {
+    if let Some(d) = &m.dir {
+        return Ok(d.clone());
+    }
+    let text = go(module_root, &["mod", "download", "-json", &format!("{}@{}", m.path, m.version)])?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("`go mod download` printed something else: {e}"))?;
+    v["Dir"].as_str().map(PathBuf::from).ok_or_else(|| format!("`go mod download {}@{}` gave no folder: {text}", m.path, m.version))
+}
+
+/// Bound on files copied from one module.
+const MODULE_FILES_MAX: usize = 50_000;
+
+/// Copies a module's folder without its tests (read-only in the module cache).
+fn copy_module(from: &Path, to: &Path) -> Result<(), String> {
+    let mut stack = vec![from.to_path_buf()];
+    let mut files = 0usize;
+    while let Some(dir) = stack.pop() {
+        let rel = dir.strip_prefix(from).expect("under the module");
+        std::fs::create_dir_all(to.join(rel)).map_err(|e| format!("cannot create {}: {e}", to.join(rel).display()))?;
+        for e in std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                if name != "testdata" && !name.starts_with('.') {
+                    stack.push(e.path());
+                }
+            } else if ft.is_file() && !name.ends_with("_test.go") {
+                files += 1;
+                if files > MODULE_FILES_MAX {
+                    return Err(format!("{} has more than {MODULE_FILES_MAX} files", from.display()));
+                }
+                let dest = to.join(rel).join(&name);
+                std::fs::copy(e.path(), &dest).map_err(|err| format!("cannot copy {}: {err}", e.path().display()))?;
+                let mut perms = std::fs::metadata(&dest).map_err(|err| err.to_string())?.permissions();
+                #[allow(clippy::permissions_set_readonly_false)]
+                perms.set_readonly(false);
+                let _ = std::fs::set_permissions(&dest, perms);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies `patch` to the copy in `dir`; an edit that does not match
+/// exactly once, or an added file that is already there, is an error.
+fn apply(patch: &Patch, dir: &Path, version: &str) -> Result<(), String> {
+    for (rel, content) in patch.adds {
+        let path = dir.join(rel);
+        let parent = path.parent().expect("a file in a folder");
+        if !parent.is_dir() {
+            return Err(format!("{}@{version}: {} does not exist, so {rel} cannot be added: this version is laid out differently from the tested ones ({})", patch.module, parent.display(), patch.tested.join(", ")));
+        }
+        if path.exists() {
+            return Err(format!("{}@{version} already has {rel}: the overlay would hide the library's own file", patch.module));
+        }
+        // Our files in sdk/go/overlay are kept out of the repository's own
+        // builds by `//go:build ignore`; the copy is for wasip1.
+        let content = super::net::rename(content, "//go:build ignore", "//go:build wasip1").unwrap_or_else(|| content.to_string());
+        std::fs::write(&path, content).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    for (rel, old, new) in patch.edits {
+        let path = dir.join(rel);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}@{version}: cannot read {rel}: {e}", patch.module))?;
+        if text.matches(old).count() != 1 {
+            return Err(format!("{}@{version}: {rel} does not contain the text the patch replaces exactly once: this version changed it (tested: {})", patch.module, patch.tested.join(", ")));
+        }
+        std::fs::write(&path, text.replacen(old, new, 1)).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    if !dir.join("go.mod").is_file() {
+        // A module from before go.mod: a replacement folder needs one.
+        std::fs::write(dir.join("go.mod"), format!("module {}\n", patch.module)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The patched copy of one module, made once per version and patch.
+fn patched_copy(module_root: &Path, m: &Module, patch: &Patch, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
+    let escaped: String = m.path.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
+    let key = hash_hex(&[m.path.as_bytes(), m.version.as_bytes(), version_hash().as_bytes()]);
+    let dir = cache.path("go-storage", &format!("{escaped}@{}-{}", m.version, &key[..12]));
+    if dir.join(".complete").is_file() {
+        return Ok(dir);
+    }
+    if !patch.tested.contains(&m.version.as_str()) {
+        log(&format!("storage overlay: {}@{} is not a tested version ({}); patching it anyway", m.path, m.version, patch.tested.join(", ")));
+    }
+    let from = module_dir(module_root, m)?;
+    let tmp = dir.with_extension(format!("tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_module(&from, &tmp)?;
+    apply(patch, &tmp, &m.version)?;
+    std::fs::write(tmp.join(".complete"), b"").map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&tmp, &dir).map_err(|e| format!("cannot move {} into place: {e}", tmp.display()))?;
+    Ok(dir)
+}
+
+/// The program's go.mod with relative replacement paths made absolute (the
+/// copy lives elsewhere) and `extra` replace lines after it.
+fn alternate_go_mod(text: &str, module_root: &Path, extra: &[(String, PathBuf)]) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        match line.split_once("=>") {
+            Some((left, right)) => {
+                let target = right.trim();
+                if target.starts_with("./") || target.starts_with("../") || target == "." || target == ".." {
+                    out.push_str(&format!("{left}=> {}\n", module_root.join(target).display()));
+                } else {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    for (module, dir) in extra {
+        out.push_str(&format!("replace {module} => {}\n", dir.display()));
+    }
+    out
+}
+
+/// The alternate go.mod that replaces every patched module with its copy;
+/// `None` when the build uses none of them.
+pub fn modfile(module_root: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Option<PathBuf>, String> {
+    let mut extra = Vec::new();
+    for m in modules(module_root)? {
+        let Some(patch) = patch_for(&m.path, &m.version, || module_dir(module_root, &m).ok()) else { continue };
+        if m.replaced {
+            log(&format!("storage overlay: {} is replaced by the program's go.mod; it is used as it is", m.path));
+            continue;
+        }
+        extra.push((m.path.clone(), patched_copy(module_root, &m, patch, cache, log)?));
+    }
+    if extra.is_empty() {
+        return Ok(None);
+    }
+    let go_mod = std::fs::read_to_string(module_root.join("go.mod")).map_err(|e| format!("cannot read {}: {e}", module_root.join("go.mod").display()))?;
+    let go_sum = std::fs::read(module_root.join("go.sum")).unwrap_or_default();
+    let text = alternate_go_mod(&go_mod, module_root, &extra);
+    let dir = cache.path("go-modfile", &hash_hex(&[text.as_bytes(), &go_sum]));
+    let (mod_path, sum_path) = (dir.join("go.mod"), dir.join("go.sum"));
+    if !mod_path.is_file() {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        write_atomic(&sum_path, &go_sum).map_err(|e| format!("cannot write {}: {e}", sum_path.display()))?;
+        write_atomic(&mod_path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", mod_path.display()))?;
+    }
+    Ok(Some(mod_path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_replacements_become_absolute() {
+        let text = "module m\n\nrequire x v1\n\nreplace seedfall.dev/sdk => ../../sdk/go\nreplace y => z v1.2.0\n";
+        let out = alternate_go_mod(text, Path::new("/w/ex"), &[("go.etcd.io/bbolt".into(), PathBuf::from("/c/bbolt"))]);
+        assert!(out.contains("replace seedfall.dev/sdk => /w/ex/../../sdk/go\n"), "{out}");
+        assert!(out.contains("replace y => z v1.2.0\n"));
+        assert!(out.ends_with("replace go.etcd.io/bbolt => /c/bbolt\n"));
+    }
+
+    #[test]
+    fn a_patch_that_does_not_apply_says_so() {
+        let dir = std::env::temp_dir().join(format!("seedfall-patch-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("internal/common")).unwrap();
+        std::fs::write(dir.join("internal/common/bolt_wasm.go"), "package common\n").unwrap();
+        let bbolt = patch_for("go.etcd.io/bbolt", "v1.4.3", || None).unwrap();
+        assert!(apply(bbolt, &dir, "v1.4.3").unwrap_err().contains("already has internal/common/bolt_wasm.go"));
+        std::fs::remove_dir_all(dir.join("internal")).unwrap();
+        assert!(apply(bbolt, &dir, "v9.9.9").unwrap_err().contains("laid out differently"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(patch_for("go.etcd.io/bbolt", "v1.3.11", || None).unwrap().adds[0].0, "bolt_wasm.go");
+    }
+}
