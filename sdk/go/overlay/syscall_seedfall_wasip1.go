@@ -160,3 +160,32 @@ func FcntlFlock(fd uintptr, cmd int, lk *Flock_t) error {
 }
 
 func Fdatasync(fd int) error { return Fsync(fd) }
+
+// Statfs_t is Linux's struct statfs.
+type Statfs_t struct {
+	Type    int64
+	Bsize   int64
+	Blocks  uint64
+	Bfree   uint64
+	Bavail  uint64
+	Files   uint64
+	Ffree   uint64
+	Fsid    struct{ Val [2]int32 }
+	Namelen int64
+	Frsize  int64
+	Flags   int64
+	Spare   [4]int64
+}
+
+// Statfs reports the simulated disk as an ext4 file system (its magic
+// number) of 2 GiB (seedfall's bound on a disk's data) in 4 KiB blocks, all
+// free: the disk does not say how full it is, and runs out only at its
+// bound (ENOSPC).
+func Statfs(path string, buf *Statfs_t) error {
+	var st Stat_t
+	if err := Stat(path, &st); err != nil {
+		return err
+	}
+	*buf = Statfs_t{Type: 0xEF53, Bsize: 4096, Blocks: 1 << 19, Bfree: 1 << 19, Bavail: 1 << 19, Files: 1 << 20, Ffree: 1 << 20, Namelen: 255, Frsize: 4096}
+	return nil
+}

@@ -76,7 +76,16 @@ const (
 	ENOSPC      = syscall.ENOSPC
 	EPERM       = syscall.EPERM
 	EACCES      = syscall.EACCES
+	ENOTEMPTY   = syscall.ENOTEMPTY
 )
+
+type Statfs_t = syscall.Statfs_t
+
+func Statfs(path string, buf *Statfs_t) error { return syscall.Statfs(path, buf) }
+
+// Major and Minor split a device number as Linux does.
+func Major(dev uint64) uint32 { return uint32(((dev >> 8) & 0xfff) | ((dev >> 32) & 0xfffff000)) }
+func Minor(dev uint64) uint32 { return uint32((dev & 0xff) | ((dev >> 12) & 0xffffff00)) }
 
 func Mmap(fd int, offset int64, length int, prot int, flags int) ([]byte, error) {
 	return syscall.Mmap(fd, offset, length, prot, flags)

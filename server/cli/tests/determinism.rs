@@ -17,6 +17,7 @@ const CONFIGS: &[&str] = &[
     "tests/guests/antithesis.json",
     "tests/guests/net.json",
     "tests/guests/disk.json",
+    "tests/guests/storage.json",
 ];
 
 #[test]

@@ -96,21 +96,28 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
     })?;
     // File mappings and locks: what the Go storage overlay's syscall.Mmap,
     // Munmap, Msync and Flock call (docs/abi.md, wasi::mmap, locks).
-    l.func_wrap(MODULE, "mmap", |mut caller: Caller<'_, NodeCtx>, fd: i32, offset: i64, len: i32, ptr: i32, prot: i32, flags: i32| -> i32 {
-        host(&mut caller, |cx| {
+    // Each of these touches the disk, so a crash can land inside it: the
+    // node then stops there, as after any disk call.
+    l.func_wrap(MODULE, "mmap", |mut caller: Caller<'_, NodeCtx>, fd: i32, offset: i64, len: i32, ptr: i32, prot: i32, flags: i32| -> wasmtime::Result<i32> {
+        let errno = host(&mut caller, |cx| {
             if offset < 0 || len <= 0 {
                 return i32::from(crate::wasi::errno::INVAL);
             }
             let r = crate::wasi::mmap::mmap(cx, fd as u32, offset as u64, len as u32, ptr as u32, prot, flags);
             i32::from(r.err().unwrap_or(crate::wasi::errno::SUCCESS))
-        })
+        });
+        crate::wasi::link::crashed(&caller)?;
+        Ok(errno)
     })?;
-    l.func_wrap(MODULE, "munmap", |mut caller: Caller<'_, NodeCtx>, ptr: i32, len: i32| -> i32 {
-        host(&mut caller, |cx| i32::from(crate::wasi::mmap::munmap(cx, ptr as u32, len as u32).err().unwrap_or(crate::wasi::errno::SUCCESS)))
+    l.func_wrap(MODULE, "munmap", |mut caller: Caller<'_, NodeCtx>, ptr: i32, len: i32| -> wasmtime::Result<i32> {
+        let errno = host(&mut caller, |cx| i32::from(crate::wasi::mmap::munmap(cx, ptr as u32, len as u32).err().unwrap_or(crate::wasi::errno::SUCCESS)));
+        crate::wasi::link::crashed(&caller)?;
+        Ok(errno)
     })?;
     l.func_wrap_async(MODULE, "msync", |mut caller: Caller<'_, NodeCtx>, (ptr, len, flags): (i32, i32, i32)| {
         Box::new(async move {
             let back = host(&mut caller, |cx| crate::wasi::mmap::msync_back(cx, ptr as u32, len as u32));
+            crate::wasi::link::crashed(&caller)?;
             match back {
                 Ok(ino) if flags & crate::wasi::mmap::MS_SYNC != 0 => crate::wasi::fd::sync_ino(&mut caller, ino).await,
                 Ok(_) => Ok(0),
@@ -118,8 +125,8 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
             }
         })
     })?;
-    l.func_wrap(MODULE, "flock", |mut caller: Caller<'_, NodeCtx>, fd: i32, op: i32| -> i32 {
-        host(&mut caller, |cx| {
+    l.func_wrap(MODULE, "flock", |mut caller: Caller<'_, NodeCtx>, fd: i32, op: i32| -> wasmtime::Result<i32> {
+        let errno = host(&mut caller, |cx| {
             let ino = match cx.node.fds.get(fd as u32) {
                 Ok(crate::wasi::fdtable::Fd::File(f)) => f.ino,
                 Ok(crate::wasi::fdtable::Fd::Dir(d)) => d.ino,
@@ -128,7 +135,9 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
             };
             let idx = cx.node.idx;
             i32::from(cx.world.locks.flock(idx, ino, fd as u32, op).err().unwrap_or(crate::wasi::errno::SUCCESS))
-        })
+        });
+        crate::wasi::link::crashed(&caller)?;
+        Ok(errno)
     })?;
     Ok(())
 }

@@ -302,17 +302,15 @@ fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
 fn fail(w: &mut World, idx: usize, kind: FailureKind, message: String, location: Option<String>) -> Option<Failure> {
     w.nodes[idx].status = Status::Failed;
     w.record(Some(idx), EventKind::Failure { message: message.clone() });
-    let hint = missing_dir_hint(w, idx);
+    let hint = missing_dir_hint(w, idx, &message);
     Some(Failure { kind, node: w.nodes[idx].name.clone(), message, location, details: None, hint, time_ns: w.now.nanos(), step: w.step })
 }
 
-/// A folder the node tried to use that its disk never had, and still does
-/// not have: the likely reason for the failure, and how to seed it.
-fn missing_dir_hint(w: &World, idx: usize) -> Option<String> {
-    let dir = w.nodes[idx].missing_dir.as_ref()?;
-    if w.disks[idx].lookup(crate::disk::ROOT, dir).is_ok() {
-        return None;
-    }
+/// A folder the node tried to use that its disk never had, still does not
+/// have, and that the failure's message names: the likely reason for the
+/// failure, and how to seed it.
+fn missing_dir_hint(w: &World, idx: usize, message: &str) -> Option<String> {
+    let dir = w.nodes[idx].missing_dirs.iter().find(|d| message.contains(d.as_str()) && w.disks[idx].lookup(crate::disk::ROOT, d).is_err())?;
     let node = w.nodes[idx].name.split('#').next().unwrap_or(&w.nodes[idx].name);
     Some(format!("{dir} does not exist on {}'s disk (the disk starts empty); to start with it, add \"disk\": {{\"dirs\": [\"{dir}\"]}} to node \"{node}\" in the config", w.nodes[idx].name))
 }

@@ -114,6 +114,7 @@ impl World {
 
     /// A change of names or sizes, in the trace.
     pub fn disk_event(&mut self, node_idx: usize, op: DiskOp, path: String, to: Option<String>, size: Option<u64>) {
+        assert!(self.nodes[node_idx].alive(), "{} changed its disk after it crashed", self.nodes[node_idx].name);
         self.record(Some(node_idx), EventKind::Disk { op, path, to, size });
     }
 
@@ -161,6 +162,7 @@ impl World {
     /// makes it (and later reads of that sector) fail with EIO; a corrupt
     /// read flips one bit of what it returns.
     pub fn disk_read(&mut self, node_idx: usize, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+        assert!(self.nodes[node_idx].alive(), "{} read its disk after it crashed", self.nodes[node_idx].name);
         let read = self.disks[node_idx].reads + 1;
         let size = self.disks[node_idx].inode(ino)?.size();
         let wanted = (buf.len() as u64).min(size.saturating_sub(offset));
@@ -212,6 +214,8 @@ impl World {
     /// acknowledged and never persisted; a misdirected write lands on
     /// another sector of the file when it is written out.
     pub fn disk_write(&mut self, node_idx: usize, ino: Ino, offset: u64, data: &[u8], now: VTime) -> Result<usize, Errno> {
+        // A crash inside a host call ends the node when the call returns: nothing after it may reach the disk.
+        assert!(self.nodes[node_idx].alive(), "{} wrote to its disk after it crashed", self.nodes[node_idx].name);
         let write = self.disks[node_idx].writes + 1;
         let n = self.disks[node_idx].write_at(ino, offset, data, now)?;
         let planned = self.faults.media.at_write.remove(&(node_idx, write));
@@ -253,11 +257,13 @@ impl World {
     /// A path operation failed with ENOENT: when a missing folder is why,
     /// remember it, so a failure of this node can say what to seed.
     pub fn note_missing_dir(&mut self, node_idx: usize, dir: Ino, path: &str, result: Errno) {
-        if result != errno::NOENT || self.nodes[node_idx].missing_dir.is_some() {
+        if result != errno::NOENT || self.nodes[node_idx].missing_dirs.len() >= crate::world::MISSING_DIRS_MAX {
             return;
         }
         if let Some(missing) = self.disks[node_idx].missing_dir(dir, path) {
-            self.nodes[node_idx].missing_dir = Some(missing);
+            if !self.nodes[node_idx].missing_dirs.contains(&missing) {
+                self.nodes[node_idx].missing_dirs.push(missing);
+            }
         }
     }
 }

@@ -16,6 +16,9 @@ use crate::trace::{EventKind, Stdio, Trace};
 use crate::vtime::VTime;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+/// Bound on the missing folders a node remembers for a hint.
+pub const MISSING_DIRS_MAX: usize = 16;
+
 /// How many recent stderr lines a node keeps for explaining its failure.
 pub const STDERR_TAIL_LINES_MAX: usize = 64;
 
@@ -49,9 +52,9 @@ pub struct NodeState {
     /// blocking socket call), so network activity for this node wakes it to
     /// look again. Meaningful only while the node is blocked.
     pub wants_net: bool,
-    /// The first folder whose absence made a path operation fail with
-    /// ENOENT (for the hint of a failure).
-    pub missing_dir: Option<String>,
+    /// Folders whose absence made a path operation fail with ENOENT (for
+    /// the hint of a failure; the first `MISSING_DIRS_MAX`).
+    pub missing_dirs: Vec<String>,
     skew_id: u64,
 }
 
@@ -68,7 +71,7 @@ impl NodeState {
             paused_until: None,
             generation: 0,
             wants_net: false,
-            missing_dir: None,
+            missing_dirs: Vec::new(),
             skew_id: 0,
         }
     }

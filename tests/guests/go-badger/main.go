@@ -8,6 +8,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"strconv"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -15,7 +16,7 @@ import (
 )
 
 func recallAcked() int {
-	raw, ok := sim.Recall("acked")
+	raw, ok := sim.Recall("acked/" + os.Getenv("SEEDFALL_NODE"))
 	if !ok {
 		return 0
 	}
@@ -69,7 +70,7 @@ func main() {
 		if err != nil {
 			panic(err)
 		}
-		sim.Remember("acked", []byte(strconv.Itoa(i+1)))
+		sim.Remember("acked/"+os.Getenv("SEEDFALL_NODE"), []byte(strconv.Itoa(i+1)))
 	}
 	verify(db, *writes, "before exit")
 	if err := db.Close(); err != nil {

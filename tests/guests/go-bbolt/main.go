@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 
-	"seedfall.dev/sdk/sim"
 	bolt "go.etcd.io/bbolt"
+	"seedfall.dev/sdk/sim"
 )
 
 func recallAcked() int {
-	raw, ok := sim.Recall("acked")
+	raw, ok := sim.Recall("acked/" + os.Getenv("SEEDFALL_NODE"))
 	if !ok {
 		return 0
 	}
@@ -64,7 +64,7 @@ func main() {
 		if err != nil {
 			panic(err)
 		}
-		sim.Remember("acked", []byte(strconv.Itoa(i+1)))
+		sim.Remember("acked/"+os.Getenv("SEEDFALL_NODE"), []byte(strconv.Itoa(i+1)))
 	}
 	verify(db, *writes, "before exit")
 	var stats []string

@@ -21,7 +21,7 @@ import (
 const dir = "/data/wal"
 
 func recallAcked() uint64 {
-	raw, ok := sim.Recall("acked")
+	raw, ok := sim.Recall("acked/" + os.Getenv("SEEDFALL_NODE"))
 	if !ok {
 		return 0
 	}
@@ -73,7 +73,7 @@ func main() {
 		if err := w.Save(st, []raftpb.Entry{e}); err != nil {
 			panic(err)
 		}
-		sim.Remember("acked", []byte(strconv.FormatUint(next, 10)))
+		sim.Remember("acked/"+os.Getenv("SEEDFALL_NODE"), []byte(strconv.FormatUint(next, 10)))
 	}
 	if err := w.Close(); err != nil {
 		panic(err)

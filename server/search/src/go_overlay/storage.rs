@@ -69,6 +69,20 @@ pub const SUPPORTED: &[Patch] = &[
         edits: &[("y/file_dsync.go", "//go:build !dragonfly && !freebsd && !windows && !plan9 && !js && !wasip1", "//go:build !dragonfly && !freebsd && !windows && !plan9 && !js")],
         why: "on wasip1 it opens its synced files without O_DSYNC (an unsynced key registry is lost at a crash); with the overlay it uses O_DSYNC as on Linux",
     },
+    Patch {
+        module: "github.com/cockroachdb/pebble/v2",
+        tested: &["v2.1.7"],
+        adds: &[],
+        edits: &[
+            ("internal/rawalloc/rawalloc_32bit.go", "//go:build 386 || amd64p32 || arm || armbe || ppc || sparc", "//go:build 386 || amd64p32 || arm || armbe || ppc || sparc || wasm"),
+            ("vfs/default_unix.go", "//go:build darwin || dragonfly || freebsd || netbsd || openbsd || solaris", "//go:build darwin || dragonfly || freebsd || netbsd || openbsd || solaris || wasip1"),
+            ("vfs/disk_usage_unix.go", "//go:build darwin || dragonfly || freebsd\n", "//go:build darwin || dragonfly || freebsd || wasip1\n"),
+            ("vfs/errors_unix.go", "//go:build darwin || dragonfly || freebsd || linux || openbsd || netbsd", "//go:build darwin || dragonfly || freebsd || linux || openbsd || netbsd || wasip1"),
+            ("vfs/file_lock_unix.go", "//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd || solaris", "//go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd || solaris || wasip1"),
+            ("vfs/file_lock_generic.go", "//go:build !darwin && !dragonfly && !freebsd && !linux && !netbsd && !openbsd && !solaris && !windows", "//go:build !darwin && !dragonfly && !freebsd && !linux && !netbsd && !openbsd && !solaris && !windows && !wasip1"),
+        ],
+        why: "no wasm maxArrayLen, and no wasip1 file system: its Unix one (files, fcntl locks, statfs, errors) with the overlay's x/sys/unix",
+    },
     Patch { module: "github.com/boltdb/bolt", tested: &["v1.3.1"], adds: &[("bolt_wasm.go", BOLT_WASM)], edits: &[BOLT_MADVISE], why: "no wasm architecture file (maxMapSize, maxAllocSize, brokenUnaligned); madvise through syscall.Syscall" },
 ];
 

@@ -337,6 +337,8 @@ pub async fn fd_sync(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd
         super::mmap::before_sync(cx, ino)?;
         Ok(Some(ino))
     });
+    // Writing a mapping back can be where a crash lands.
+    super::link::crashed(caller)?;
     match target {
         Ok(Some(ino)) => sync_ino(caller, ino).await,
         Ok(None) => Ok(0),

@@ -1,0 +1,3 @@
+module seedfall.dev/tests/gommap
+
+go 1.22
