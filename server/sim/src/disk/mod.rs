@@ -444,10 +444,9 @@ impl Disk {
         let inode = self.inode_mut(ino)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
         if end as usize > f.data.len() {
-            // Growing zero-fills from the old end: those sectors are dirty too.
-            for s in (f.data.len() as u64 / sector)..offset.div_ceil(sector) {
-                f.dirty.insert(s);
-            }
+            // Growing zero-fills from the old end.
+            let old = f.data.len() as u64;
+            Disk::mark_zeroed(f, old, offset, sector);
             f.data.resize(end as usize, 0);
         }
         f.data[offset as usize..end as usize].copy_from_slice(bytes);
@@ -475,11 +474,7 @@ impl Disk {
         let inode = self.inode_mut(ino)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
         let (lo, hi) = (old.min(size), old.max(size));
-        if hi > lo {
-            for s in (lo / sector)..hi.div_ceil(sector) {
-                f.dirty.insert(s);
-            }
-        }
+        Disk::mark_zeroed(f, lo, hi, sector);
         f.data.resize(size as usize, 0);
         if journaled {
             // A truncate is metadata: the journal carries it.
@@ -489,6 +484,23 @@ impl Disk {
         inode.mtime = now;
         self.ops += 1;
         Ok(())
+    }
+
+    /// The bytes `[lo, hi)` of the cache became zeros (a truncate, or a
+    /// write past the end): mark dirty what the durable image must learn.
+    /// That is the sector holding `lo` and the sectors the durable image has
+    /// data in; sectors past the durable end need nothing, since making the
+    /// size durable zero-fills them (a 64 MiB preallocation then marks one
+    /// sector, not 131072).
+    fn mark_zeroed(f: &mut FileState, lo: u64, hi: u64, sector: u64) {
+        if hi <= lo {
+            return;
+        }
+        f.dirty.insert(lo / sector);
+        let durable_end = (f.durable.len() as u64).min(hi);
+        for s in (lo / sector)..durable_end.div_ceil(sector) {
+            f.dirty.insert(s);
+        }
     }
 
     /// Writes a file's dirty sectors to the durable image (misdirected ones
