@@ -119,6 +119,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     let states = instances.iter().map(|(node_idx, name)| NodeState::new(name.clone(), config.nodes[*node_idx].workload)).collect();
     let mut world = World::new(schedule.seed, config.limits.clone(), states, options.profile);
     world.faults_planned = schedule.faults.clone();
+    world.end = config.duration;
     world.net = crate::net::Net::new(config.net.clone(), instances.iter().map(|(_, n)| n.clone()).collect());
     setup_disks_and_faults(&mut world, program, schedule, options);
     world.keep_disk_trees = options.disk_trees;

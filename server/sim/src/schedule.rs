@@ -32,7 +32,7 @@ impl Schedule {
 
 /// A fault applied to a run. Later sections add crashes, partitions, disk faults.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Fault {
     /// Power loss on `node` at `at_ns`, or, with `disk_op`, inside its disk
     /// operation number `disk_op` (counted from 1 over the disk's life).
@@ -271,6 +271,33 @@ impl ScheduleFile {
     }
 }
 
+/// Every time and length of a fault within `DURATION_MAX` (so no schedule
+/// can overflow the clock), and each other number within its meaning.
+fn check_bounds(f: &Fault) -> Result<(), String> {
+    let max = crate::vtime::DURATION_MAX.nanos();
+    let within = |what: &str, ns: u64| if ns > max { Err(format!("{what} {ns} is over the longest duration a run may have (1000h = {max} ns)")) } else { Ok(()) };
+    within("at_ns", f.at_ns())?;
+    match f {
+        Fault::Crash { restart_after_ns: Some(d), .. } => within("restart_after_ns", *d),
+        Fault::Pause { duration_ns, .. } | Fault::Partition { duration_ns, .. } => within("duration_ns", *duration_ns),
+        Fault::ClockSkew { rate_ppm, duration_ns, .. } => {
+            within("duration_ns", *duration_ns)?;
+            if !(1..=10_000_000).contains(rate_ppm) {
+                return Err(format!("rate_ppm {rate_ppm} is outside 1..=10000000 (a clock at most 10 times true speed)"));
+            }
+            Ok(())
+        }
+        Fault::ClockJump { delta_ns, .. } => within("delta_ns", delta_ns.unsigned_abs()),
+        Fault::CorruptRead { bit, byte, .. } => {
+            if *bit > 7 || *byte >= 1 << 32 {
+                return Err(format!("bit {bit} of byte {byte} is not a bit of one read"));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks that a fault list and branch list fit `config`: within bounds, every
 /// fault names a node instance the config has, every branch re-keys known
 /// streams. Schedule files, pins and corpus entries all carry these lists.
@@ -295,7 +322,13 @@ pub fn check_fits(faults: &[Fault], branches: &[Branch], config: &Config) -> Res
             }
         }
     }
+    for (i, f) in faults.iter().enumerate() {
+        check_bounds(f).map_err(|why| format!("faults[{i}] ({}): {why}", f.kind()))?;
+    }
     for (i, b) in branches.iter().enumerate() {
+        if b.at_ns > crate::vtime::DURATION_MAX.nanos() {
+            return Err(format!("branches[{i}]: at_ns {} is past the longest run (1000h)", b.at_ns));
+        }
         if b.streams.is_empty() {
             return Err(format!("branches[{i}] re-keys no stream"));
         }

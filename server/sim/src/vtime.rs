@@ -8,14 +8,19 @@ use std::ops::{Add, Sub};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VTime(pub u64);
 
+/// The longest duration a config or a schedule file may give (a run's
+/// length, a latency, a fault's time or length): 1000 hours. Inputs are
+/// checked against it when read, so sums of them stay far from overflow.
+pub const DURATION_MAX: VTime = VTime(1000 * 3_600_000_000_000);
+
 impl VTime {
     pub const ZERO: VTime = VTime(0);
 
     pub fn from_millis(ms: u64) -> VTime {
-        VTime(ms.checked_mul(1_000_000).expect("virtual time overflow"))
+        VTime(ms.saturating_mul(1_000_000))
     }
     pub fn from_micros(us: u64) -> VTime {
-        VTime(us.checked_mul(1_000).expect("virtual time overflow"))
+        VTime(us.saturating_mul(1_000))
     }
     pub fn nanos(self) -> u64 {
         self.0
@@ -28,10 +33,13 @@ impl VTime {
     }
 }
 
+/// Saturating: inputs are bounded by `DURATION_MAX`, so this never
+/// saturates in practice, and if it did the run would end at its duration
+/// instead of the process ending with a panic.
 impl Add<u64> for VTime {
     type Output = VTime;
     fn add(self, ns: u64) -> VTime {
-        VTime(self.0.checked_add(ns).expect("virtual time overflow"))
+        VTime(self.0.saturating_add(ns))
     }
 }
 

@@ -107,6 +107,8 @@ pub struct FaultState {
 pub struct World {
     pub seed: u64,
     pub now: VTime,
+    /// The run's end (its configured duration): the clock stops there.
+    pub end: VTime,
     pub step: u64,
     pub streams: Streams,
     pub events: EventQueue,
@@ -158,6 +160,7 @@ impl World {
         World {
             seed,
             now: VTime::ZERO,
+            end: VTime(u64::MAX),
             step: 0,
             streams: Streams::new(seed),
             events: EventQueue::default(),
@@ -314,13 +317,20 @@ impl World {
         let node = &mut self.nodes[node_idx];
         let fresh = consumed.saturating_sub(node.fuel_charged);
         node.fuel_charged = node.fuel_charged.max(consumed);
-        self.now = self.now.saturating_add(fresh.saturating_mul(self.limits.ns_per_instruction));
+        self.advance(fresh.saturating_mul(self.limits.ns_per_instruction));
+    }
+
+    /// Moves the clock forward by `ns` of a node's work (compute, a disk
+    /// operation), never past the run's end: a node that computes or writes
+    /// without blocking cannot take the run's clock beyond its duration.
+    pub fn advance(&mut self, ns: u64) {
+        self.now = self.now.saturating_add(ns).min(self.end.max(self.now));
     }
 
     /// A fuel-yield ended the step without a host call: charge the quantum.
     pub fn charge_quantum(&mut self, node_idx: usize, fuel: u64) {
         self.nodes[node_idx].fuel_charged += fuel;
-        self.now = self.now.saturating_add(fuel.saturating_mul(self.limits.ns_per_instruction));
+        self.advance(fuel.saturating_mul(self.limits.ns_per_instruction));
     }
 
     pub fn record(&mut self, node_idx: Option<usize>, kind: EventKind) {

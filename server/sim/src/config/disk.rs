@@ -55,7 +55,7 @@ const NODE_DISK_FIELDS: &[&str] = &["model", "dirs", "files"];
 impl Parser {
     fn model(&self, v: &Value, path: &str) -> Parsed<FsModel> {
         let text = self.string(v, path)?;
-        FsModel::parse(&text).ok_or_else(|| self.err(path, format!("expected \"ext4\" (an ordered journal, the default) or \"posix\" (names durable only after a directory fsync), found \"{text}\"")))
+        FsModel::parse(&text).ok_or_else(|| self.err(path, format!("expected \"ext4\" (an ordered journal, the default) or \"posix\" (names durable only after a directory fsync), found \"{}\"", super::parse::shown_text(&text))))
     }
 
     pub(super) fn disk(&self, v: &Value) -> Parsed<DiskConfig> {
@@ -87,7 +87,7 @@ impl Parser {
         let text = self.string(v, path)?;
         let ok = text.starts_with('/') && text.len() > 1 && text.split('/').skip(1).all(|c| !c.is_empty() && c != "." && c != ".." && c.len() <= crate::disk::NAME_BYTES_MAX);
         if !ok {
-            return Err(self.err(path, format!("expected an absolute path on the node's disk like \"/data\" (no empty, \".\" or \"..\" parts), found \"{text}\"")));
+            return Err(self.err(path, format!("expected an absolute path on the node's disk like \"/data\" (no empty, \".\" or \"..\" parts), found \"{}\"", super::parse::shown_text(&text))));
         }
         Ok(text.trim_end_matches('/').to_string())
     }

@@ -169,7 +169,7 @@ impl Parser {
             Some(v) => {
                 let name = self.string(v, "$.name")?;
                 if !valid_name(&name) {
-                    return Err(self.err("$.name", format!("expected letters, digits, '-' or '_', found \"{name}\"")));
+                    return Err(self.err("$.name", format!("expected letters, digits, '-' or '_', found \"{}\"", parse::shown_text(&name))));
                 }
                 name
             }
@@ -180,8 +180,9 @@ impl Parser {
             Some(v) => {
                 let text = self.string(v, "$.duration")?;
                 match parse_duration(&text) {
+                    Some(d) if d > crate::vtime::DURATION_MAX => return Err(self.err("$.duration", format!("expected a duration of at most 1000h, found \"{}\"", parse::shown_text(&text)))),
                     Some(d) if d > VTime::ZERO => d,
-                    _ => return Err(self.err("$.duration", format!("expected a positive duration like \"10s\" or \"250ms\", found \"{text}\""))),
+                    _ => return Err(self.err("$.duration", format!("expected a positive duration like \"10s\" or \"250ms\", found \"{}\"", parse::shown_text(&text)))),
                 }
             }
         };

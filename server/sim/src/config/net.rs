@@ -41,7 +41,7 @@ impl Parser {
             n.distribution = match self.string(x, "$.net.distribution")?.as_str() {
                 "uniform" => LatencyDistribution::Uniform,
                 "long_tail" => LatencyDistribution::LongTail,
-                other => return Err(self.err("$.net.distribution", format!("expected \"uniform\" or \"long_tail\", found \"{other}\""))),
+                other => return Err(self.err("$.net.distribution", format!("expected \"uniform\" or \"long_tail\", found \"{}\"", super::parse::shown_text(&other)))),
             };
         }
         if let Some(x) = m.get("connect_timeout") {

@@ -64,7 +64,7 @@ impl Parser {
             None => return Err(self.err(path, "missing field \"name\"")),
         };
         if !valid_name(&name) {
-            return Err(self.err(&format!("{path}.name"), format!("expected letters, digits, '-' or '_', found \"{name}\"")));
+            return Err(self.err(&format!("{path}.name"), format!("expected letters, digits, '-' or '_', found \"{}\"", super::parse::shown_text(&name))));
         }
         let replicas = match map.get("replicas") {
             Some(r) => Some(self.uint(r, &format!("{path}.replicas"), 1, REPLICAS_MAX)? as u32),

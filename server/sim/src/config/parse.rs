@@ -61,13 +61,22 @@ impl Parser {
 
     pub(super) fn duration_value(&self, v: &Value, path: &str) -> Parsed<u64> {
         let text = self.string(v, path)?;
-        parse_duration(&text).map(|d| d.nanos()).ok_or_else(|| self.err(path, format!("expected a duration like \"10ms\", found \"{text}\"")))
+        let d = parse_duration(&text).ok_or_else(|| self.err(path, format!("expected a duration like \"10ms\", found \"{}\"", shown_text(&text))))?;
+        self.bounded(d, path, &text)
+    }
+
+    /// A duration within `DURATION_MAX` (1000h), the bound every duration has.
+    pub(super) fn bounded(&self, d: crate::vtime::VTime, path: &str, text: &str) -> Parsed<u64> {
+        if d > crate::vtime::DURATION_MAX {
+            return Err(self.err(path, format!("expected a duration of at most 1000h, found \"{}\"", shown_text(text))));
+        }
+        Ok(d.nanos())
     }
 
     /// `"100ms"` or `"50ms-500ms"`.
     pub(super) fn span(&self, v: &Value, path: &str) -> Parsed<Span> {
         let text = self.string(v, path)?;
-        let bad = || self.err(path, format!("expected a duration like \"100ms\" or a range like \"50ms-500ms\", found \"{text}\""));
+        let bad = || self.err(path, format!("expected a duration like \"100ms\" or a range like \"50ms-500ms\", found \"{}\"", shown_text(&text)));
         let (a, b) = match text.split_once('-') {
             Some((a, b)) => (parse_duration(a).ok_or_else(bad)?, parse_duration(b).ok_or_else(bad)?),
             None => {
@@ -75,8 +84,9 @@ impl Parser {
                 (d, d)
             }
         };
+        self.bounded(b, path, &text)?;
         if b < a {
-            return Err(self.err(path, format!("the range \"{text}\" ends before it starts")));
+            return Err(self.err(path, format!("the range \"{}\" ends before it starts", shown_text(&text))));
         }
         Ok(Span { min_ns: a.nanos(), max_ns: b.nanos() })
     }
@@ -153,6 +163,17 @@ pub(super) fn default_name(file: &Path) -> String {
     };
     let cleaned: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
     if cleaned.is_empty() { "config".into() } else { cleaned }
+}
+
+/// A value from the config, shortened for an error message: a 50 MB bad
+/// value is not worth echoing whole.
+pub(super) fn shown_text(text: &str) -> String {
+    const SHOWN_CHARS_MAX: usize = 80;
+    let mut out: String = text.chars().take(SHOWN_CHARS_MAX).flat_map(char::escape_default).collect();
+    if text.chars().count() > SHOWN_CHARS_MAX {
+        out.push_str(&format!("... ({} bytes)", text.len()));
+    }
+    out
 }
 
 pub(super) fn kind(v: &Value) -> &'static str {

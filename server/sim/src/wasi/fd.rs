@@ -74,13 +74,13 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             }
             let (ino, sync) = (f.ino, f.flags & (FDFLAGS_SYNC | FDFLAGS_DSYNC) != 0);
             let latency = cx.world.io_latency();
-            cx.world.now = cx.world.now + latency;
+            cx.world.advance(latency);
             // A crash inside the write happens before its implicit sync.
             let ops_after = cx.world.disks[idx].ops;
             cx.world.after_disk_ops(idx, ops_before, ops_after);
             if sync && cx.world.nodes[idx].alive() && disk_mutation(cx) != Some(crate::disk::Mutation::OSyncIgnored) {
                 let latency = cx.world.fsync_latency();
-                cx.world.now = cx.world.now + latency;
+                cx.world.advance(latency);
                 cx.world.fsync(idx, ino)?;
             }
             Ok(n)
@@ -133,7 +133,7 @@ fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>
             let offset = at.unwrap_or(f.offset);
             let n = cx.world.disk_read(idx, f.ino, offset, &mut buf)?;
             let latency = cx.world.io_latency();
-            cx.world.now = cx.world.now + latency;
+            cx.world.advance(latency);
             let placed = mem::scatter(cx.mem, iovs, iovs_len, &buf[..n])?;
             debug_assert_eq!(placed, n);
             if at.is_none() {
@@ -229,9 +229,9 @@ pub fn fd_fdstat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
         let ft = filetype(entry);
         mem::bytes_mut(cx.mem, out, FDSTAT_SIZE)?.fill(0);
         mem::write_u8(cx.mem, out, ft)?;
-        mem::write_u16(cx.mem, out + 2, flags)?;
-        mem::write_u64(cx.mem, out + 8, rights)?;
-        mem::write_u64(cx.mem, out + 16, RIGHTS_ALL)
+        mem::write_u16(cx.mem, mem::at(out, 2)?, flags)?;
+        mem::write_u64(cx.mem, mem::at(out, 8)?, rights)?;
+        mem::write_u64(cx.mem, mem::at(out, 16)?, RIGHTS_ALL)
     })())
 }
 
@@ -257,13 +257,13 @@ pub fn fd_fdstat_set_rights(cx: &mut Cx<'_>, fd: u32) -> Errno {
 pub fn write_filestat(cx: &mut Cx<'_>, out: u32, ino: u64, ft: u8, nlink: u64, size: u64, mtime: u64, ctime: u64) -> Result<(), Errno> {
     mem::bytes_mut(cx.mem, out, FILESTAT_SIZE)?.fill(0);
     mem::write_u64(cx.mem, out, 1)?; // dev
-    mem::write_u64(cx.mem, out + 8, ino)?;
-    mem::write_u8(cx.mem, out + 16, ft)?;
-    mem::write_u64(cx.mem, out + 24, nlink)?;
-    mem::write_u64(cx.mem, out + 32, size)?;
-    mem::write_u64(cx.mem, out + 40, mtime)?; // atime: we do not track reads
-    mem::write_u64(cx.mem, out + 48, mtime)?;
-    mem::write_u64(cx.mem, out + 56, ctime)
+    mem::write_u64(cx.mem, mem::at(out, 8)?, ino)?;
+    mem::write_u8(cx.mem, mem::at(out, 16)?, ft)?;
+    mem::write_u64(cx.mem, mem::at(out, 24)?, nlink)?;
+    mem::write_u64(cx.mem, mem::at(out, 32)?, size)?;
+    mem::write_u64(cx.mem, mem::at(out, 40)?, mtime)?; // atime: we do not track reads
+    mem::write_u64(cx.mem, mem::at(out, 48)?, mtime)?;
+    mem::write_u64(cx.mem, mem::at(out, 56)?, ctime)
 }
 
 pub fn stat_inode(cx: &mut Cx<'_>, ino: u64, out: u32) -> Result<(), Errno> {
@@ -381,7 +381,7 @@ pub fn fd_prestat_get(cx: &mut Cx<'_>, fd: u32, out: u32) -> Errno {
         Fd::Dir(d) if d.preopen.is_some() => {
             let len = d.preopen.as_ref().unwrap().len() as u32;
             mem::write_u32(cx.mem, out, 0)?;
-            mem::write_u32(cx.mem, out + 4, len)
+            mem::write_u32(cx.mem, mem::at(out, 4)?, len)
         }
         _ => Err(errno::BADF),
     })())

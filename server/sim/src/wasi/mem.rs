@@ -61,8 +61,8 @@ pub fn iovecs(mem: &[u8], ptr: u32, count: u32) -> Result<Vec<(u32, u32)>, Errno
     }
     (0..count)
         .map(|i| {
-            let at = ptr.checked_add(i * 8).ok_or(errno::FAULT)?;
-            Ok((read_u32(mem, at)?, read_u32(mem, at + 4)?))
+            let entry = ptr.checked_add(i * 8).ok_or(errno::FAULT)?;
+            Ok((read_u32(mem, entry)?, read_u32(mem, at(entry, 4)?)?))
         })
         .collect()
 }
@@ -119,4 +119,10 @@ pub fn capacity(mem: &[u8], ptr: u32, count: u32) -> Result<usize, Errno> {
     const READ_BYTES_MAX: usize = 16 << 20;
     let total: usize = iovecs(mem, ptr, count)?.iter().map(|&(_, l)| l as usize).sum();
     Ok(total.min(READ_BYTES_MAX))
+}
+
+/// `base + offset` as a guest address, or EFAULT: a guest pointer near the
+/// end of the address space must not overflow the host's arithmetic.
+pub fn at(base: u32, offset: u32) -> Result<u32, Errno> {
+    base.checked_add(offset).ok_or(errno::FAULT)
 }

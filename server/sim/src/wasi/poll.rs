@@ -101,12 +101,12 @@ fn deliver(cx: &mut Cx<'_>, subs: &[Sub], out: u32) -> Result<u32, Errno> {
                 None => continue,
             },
         };
-        let at = out + n * EVENT_SIZE;
+        let at = n.checked_mul(EVENT_SIZE).and_then(|o| out.checked_add(o)).ok_or(errno::FAULT)?;
         mem::bytes_mut(cx.mem, at, EVENT_SIZE)?.fill(0);
         mem::write_u64(cx.mem, at, userdata)?;
-        mem::write_u16(cx.mem, at + 8, err)?;
-        mem::write_u8(cx.mem, at + 10, kind)?;
-        mem::write_u64(cx.mem, at + 16, nbytes)?;
+        mem::write_u16(cx.mem, mem::at(at, 8)?, err)?;
+        mem::write_u8(cx.mem, mem::at(at, 10)?, kind)?;
+        mem::write_u64(cx.mem, mem::at(at, 16)?, nbytes)?;
         n += 1;
     }
     Ok(n)

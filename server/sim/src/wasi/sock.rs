@@ -63,7 +63,7 @@ pub fn close(cx: &mut Cx<'_>, id: SockId) {
 /// or IPv4-mapped: the simulated network is IPv4 inside).
 fn read_addr(cx: &Cx<'_>, ptr: u32, port: u32) -> Result<Addr, Errno> {
     let buf = mem::read_u32(cx.mem, ptr)?;
-    let len = mem::read_u32(cx.mem, ptr + 4)?;
+    let len = mem::read_u32(cx.mem, mem::at(ptr, 4)?)?;
     let port = u16::try_from(port).map_err(|_| errno::INVAL)?;
     let ip = match len {
         4 => mem::bytes(cx.mem, buf, 4)?.try_into().unwrap(),
@@ -89,7 +89,7 @@ fn read_addr(cx: &Cx<'_>, ptr: u32, port: u32) -> Result<Addr, Errno> {
 /// `buf` gets the family as a little-endian u16 and then the IP.
 fn write_addr(cx: &mut Cx<'_>, ptr: u32, type_ptr: Option<u32>, port_ptr: u32, a: Addr) -> Result<(), Errno> {
     let buf = mem::read_u32(cx.mem, ptr)?;
-    let len = mem::read_u32(cx.mem, ptr + 4)?;
+    let len = mem::read_u32(cx.mem, mem::at(ptr, 4)?)?;
     match type_ptr {
         Some(t) => {
             if len < 4 {
@@ -103,7 +103,7 @@ fn write_addr(cx: &mut Cx<'_>, ptr: u32, type_ptr: Option<u32>, port_ptr: u32, a
                 return Err(errno::INVAL);
             }
             mem::write_u16(cx.mem, buf, AF_INET)?;
-            mem::bytes_mut(cx.mem, buf + 2, 4)?.copy_from_slice(&a.ip);
+            mem::bytes_mut(cx.mem, mem::at(buf, 2)?, 4)?.copy_from_slice(&a.ip);
         }
     }
     mem::write_u32(cx.mem, port_ptr, u32::from(a.port))
@@ -242,7 +242,7 @@ pub fn sock_getsockopt(cx: &mut Cx<'_>, fd: u32, level: u32, name: u32, value: u
             let ns = t.unwrap_or(0);
             mem::range(cx.mem.len(), value, TIMEVAL_SIZE)?;
             mem::write_u64(cx.mem, value, ns / 1_000_000_000)?;
-            return mem::write_u64(cx.mem, value + 8, ns % 1_000_000_000 / 1_000);
+            return mem::write_u64(cx.mem, mem::at(value, 8)?, ns % 1_000_000_000 / 1_000);
         }
         let v: u32 = match (level, name) {
             (SOL_SOCKET, SO_ERROR) => u32::from(cx.world.net.so_error(s.id)?),
@@ -267,11 +267,11 @@ pub fn sock_setsockopt(cx: &mut Cx<'_>, fd: u32, level: u32, name: u32, value: u
             return Err(errno::INVAL);
         }
         let secs = mem::read_u64(cx.mem, value)?;
-        let micros = mem::read_u64(cx.mem, value + 8)?;
+        let micros = mem::read_u64(cx.mem, mem::at(value, 8)?)?;
         if secs > 1 << 40 || micros >= 1_000_000 {
             return Err(errno::DOM);
         }
-        let ns = secs * 1_000_000_000 + micros * 1_000;
+        let ns = secs.saturating_mul(1_000_000_000).saturating_add(micros.saturating_mul(1_000));
         let timeout = (ns > 0).then_some(ns);
         let Fd::Socket(s) = cx.node.fds.get_mut(fd)? else { unreachable!("checked above") };
         if name == SO_RCVTIMEO {
@@ -324,18 +324,18 @@ pub fn sock_getaddrinfo(cx: &mut Cx<'_>, node: u32, node_len: u32, service: u32,
         }
         let first = mem::read_u32(cx.mem, res)?;
         mem::range(cx.mem.len(), first, ADDRINFO_SIZE)?;
-        mem::write_u8(cx.mem, first + 2, AF_INET as u8)?; // ai_family
-        mem::write_u8(cx.mem, first + 3, crate::net::SOCK_STREAM as u8)?; // ai_socktype
-        let sockaddr = mem::read_u32(cx.mem, first + 12)?;
-        mem::write_u32(cx.mem, first + 8, 16)?; // ai_addrlen
+        mem::write_u8(cx.mem, mem::at(first, 2)?, AF_INET as u8)?; // ai_family
+        mem::write_u8(cx.mem, mem::at(first, 3)?, crate::net::SOCK_STREAM as u8)?; // ai_socktype
+        let sockaddr = mem::read_u32(cx.mem, mem::at(first, 12)?)?;
+        mem::write_u32(cx.mem, mem::at(first, 8)?, 16)?; // ai_addrlen
         mem::write_u32(cx.mem, sockaddr, u32::from(AF_INET))?; // sa_family
-        let data = mem::read_u32(cx.mem, sockaddr + 8)?;
-        let data_len = mem::read_u32(cx.mem, sockaddr + 4)?;
+        let data = mem::read_u32(cx.mem, mem::at(sockaddr, 8)?)?;
+        let data_len = mem::read_u32(cx.mem, mem::at(sockaddr, 4)?)?;
         if data_len < 6 {
             return Err(errno::INVAL);
         }
         mem::bytes_mut(cx.mem, data, 2)?.copy_from_slice(&port.to_be_bytes());
-        mem::bytes_mut(cx.mem, data + 2, 4)?.copy_from_slice(&ip);
+        mem::bytes_mut(cx.mem, mem::at(data, 2)?, 4)?.copy_from_slice(&ip);
         mem::write_u32(cx.mem, res_len, 1)
     })())
 }
@@ -365,7 +365,7 @@ fn waits(cx: &Cx<'_>, fd: u32, e: Errno, wait: Wait, started: &mut Option<VTime>
     let now = cx.world.now;
     let since = *started.get_or_insert(now);
     let timeout = if wait == Wait::Receive { s.recv_timeout_ns } else { s.send_timeout_ns };
-    let deadline = timeout.map(|t| since + t);
+    let deadline = timeout.map(|t| since.saturating_add(t));
     if deadline.is_some_and(|d| d <= now) {
         return None; // timed out: the caller sees EAGAIN, as on Linux
     }
