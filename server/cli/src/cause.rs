@@ -39,7 +39,7 @@ pub fn main(a: CauseArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let (project, schedule) = match a.run.load(a.json) {
+    let (project, schedule, jobs) = match a.run.load_for(a.json, jobs) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -42,6 +42,8 @@ pub struct ExploreArgs {
     /// Print each round as a `round <json>` line on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub events: bool,
+    #[command(flatten)]
+    pub resources: crate::resources::Resources,
 }
 
 pub fn round_line(r: &Round) -> String {
@@ -82,7 +84,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let project = match load::project(&a.config, a.json) {
+    let (project, jobs) = match load::project_for(&a.config, a.json, &a.resources, jobs) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -132,7 +134,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     }
     let mut folders = Vec::new();
     for f in &result.failures {
-        match seedfall_search::artifacts::write_failure(&project, f) {
+        match a.resources.write_failure(&project, f) {
             Ok(p) => folders.push(Some(p)),
             Err(e) => {
                 eprintln!("seedfall: {e}");

@@ -40,7 +40,7 @@ pub fn is_kind(kind: &str, e: &EventKind) -> bool {
 /// The filter name of an event.
 pub fn kind_of(e: &EventKind) -> &'static str {
     match e {
-        EventKind::Output { .. } => "output",
+        EventKind::Output { .. } | EventKind::OutputCapped { .. } => "output",
         EventKind::Property { .. } => "property",
         EventKind::Fault { .. } => "fault",
         EventKind::Crash { .. } => "crash",

@@ -2,6 +2,14 @@
 use seedfall_search::{LoadError, Project};
 use std::path::Path;
 
+/// Loads the project and gives each of `jobs` runs its share of the
+/// resources; returns the workers that fit the memory budget.
+pub fn project_for(config: &Path, quiet: bool, resources: &crate::resources::Resources, jobs: usize) -> Result<(Project, usize), i32> {
+    let mut p = project(config, quiet)?;
+    let jobs = resources.apply(&mut p, jobs, quiet)?;
+    Ok((p, jobs))
+}
+
 pub fn project(config: &Path, quiet: bool) -> Result<Project, i32> {
     let mut log = |msg: &str| {
         if !quiet {

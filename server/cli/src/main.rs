@@ -13,6 +13,7 @@ mod pin;
 mod profile;
 mod output;
 mod replay;
+mod resources;
 mod report;
 mod run;
 mod schedule;

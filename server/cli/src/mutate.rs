@@ -17,6 +17,8 @@ pub struct MutateArgs {
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub resources: crate::resources::Resources,
 }
 
 pub fn main(a: MutateArgs) -> i32 {
@@ -28,7 +30,7 @@ pub fn main(a: MutateArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let project = match load::project(&a.config, a.json) {
+    let (project, jobs) = match load::project_for(&a.config, a.json, &a.resources, jobs) {
         Ok(p) => p,
         Err(code) => return code,
     };

@@ -209,6 +209,12 @@ pub fn event_text(kind: &seedfall_sim::trace::EventKind) -> String {
     match kind {
         EventKind::Output { stream: Stdio::Stdout, text } => format!("| {text}"),
         EventKind::Output { stream: Stdio::Stderr, text } => format!("! {text}"),
+        EventKind::OutputCapped { stream, cap_bytes, dropped_bytes, dropped_lines } => format!(
+            "{} past {} not kept: {} in {dropped_lines} lines (limits.output_mb, or -output-cap)",
+            if *stream == Stdio::Stdout { "stdout" } else { "stderr" },
+            seedfall_sim::memory::human(*cap_bytes),
+            seedfall_sim::memory::human(*dropped_bytes)
+        ),
         EventKind::Start => "started".into(),
         EventKind::Restart => "restarted on what its disk kept".into(),
         EventKind::Exit { code } => format!("exited with code {code}"),

@@ -43,6 +43,8 @@ pub struct RunArgs {
     pub progress: bool,
     #[command(flatten)]
     pub extras: crate::report::Extras,
+    #[command(flatten)]
+    pub resources: crate::resources::Resources,
 }
 
 #[derive(Serialize)]
@@ -94,7 +96,7 @@ pub fn main(a: RunArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let project = match load::project(&a.config, a.json) {
+    let (project, jobs) = match load::project_for(&a.config, a.json, &a.resources, jobs) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -163,7 +165,7 @@ pub fn main(a: RunArgs) -> i32 {
         if outcome.verdict == Verdict::Fail {
             failed_seeds.push(outcome.seed);
             bar.set_message(format!("{} failed", failed_seeds.len()));
-            let folder = match seedfall_search::artifacts::write_failure(&project, outcome) {
+            let folder = match a.resources.write_failure(&project, outcome) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     bar.suspend(|| eprintln!("seedfall: {e}"));

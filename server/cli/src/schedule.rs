@@ -43,15 +43,23 @@ pub struct RunSpec {
     /// A schedule file (a failure folder's faults.json): exactly that run.
     #[arg(long)]
     pub faults: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub resources: crate::resources::Resources,
 }
 
 impl RunSpec {
     /// Loads the project and resolves the schedule; on error, prints it and
     /// returns the exit code.
     pub fn load(&self, quiet: bool) -> Result<(Project, Schedule), i32> {
-        let project = crate::load::project(&self.config, quiet)?;
+        self.load_for(quiet, 1).map(|(p, s, _)| (p, s))
+    }
+
+    /// As `load`, for a tool that runs `jobs` at a time; returns the
+    /// workers that fit the memory budget.
+    pub fn load_for(&self, quiet: bool, jobs: usize) -> Result<(Project, Schedule, usize), i32> {
+        let (project, jobs) = crate::load::project_for(&self.config, quiet, &self.resources, jobs)?;
         let schedule = resolve(&project, self.seed, self.faults.as_deref())?;
-        Ok((project, schedule))
+        Ok((project, schedule, jobs))
     }
 
     /// Runs the schedule, which must fail (`what` says what the tool needed
@@ -65,7 +73,7 @@ impl RunSpec {
         }
         let dir = match &self.faults {
             Some(f) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
-            None => seedfall_search::artifacts::write_failure(project, &outcome).map_err(|e| {
+            None => self.resources.write_failure(project, &outcome).map_err(|e| {
                 eprintln!("seedfall: {e}");
                 2
             })?,

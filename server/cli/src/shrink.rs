@@ -27,7 +27,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let (project, schedule) = match a.run.load(false) {
+    let (project, schedule, jobs) = match a.run.load_for(false, jobs) {
         Ok(x) => x,
         Err(code) => return code,
     };

@@ -108,11 +108,18 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
         for (stream, ext) in [(Stdio::Stdout, "stdout"), (Stdio::Stderr, "stderr")] {
             let mut text = String::new();
             for e in &outcome.trace {
-                if let EventKind::Output { stream: s, text: t } = &e.kind {
-                    if *s == stream && e.node.as_deref() == Some(instance.as_str()) {
+                if e.node.as_deref() != Some(instance.as_str()) {
+                    continue;
+                }
+                match &e.kind {
+                    EventKind::Output { stream: s, text: t } if *s == stream => {
                         text.push_str(t);
                         text.push('\n');
                     }
+                    EventKind::OutputCapped { stream: s, cap_bytes, dropped_bytes, dropped_lines } if *s == stream => {
+                        text.push_str(&capped_note(*cap_bytes, *dropped_bytes, *dropped_lines));
+                    }
+                    _ => {}
                 }
             }
             write(&tmp.join(format!("{instance}.{ext}")), text.as_bytes()).map_err(io)?;
@@ -153,6 +160,15 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
     Ok(fin)
 }
 
+/// The last line of a stdout or stderr file whose stream passed its cap.
+pub fn capped_note(cap: u64, dropped_bytes: u64, dropped_lines: u64) -> String {
+    format!(
+        "[seedfall: output past {} per stream is not kept (limits.output_mb, or -output-cap): {} more in {dropped_lines} lines were hashed, not kept]\n",
+        seedfall_sim::memory::human(cap),
+        seedfall_sim::memory::human(dropped_bytes)
+    )
+}
+
 fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut f = std::fs::File::create(path)?;
     f.write_all(bytes)?;
@@ -178,4 +194,83 @@ pub fn clear_passing(config: &Config, seed: u64) {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
+}
+
+/// What [`prune`] did.
+#[derive(Debug, Default)]
+pub struct Pruned {
+    /// Folders removed to get within the budget, in the order they went.
+    pub removed: Vec<String>,
+    /// What the folders held before.
+    pub bytes_before: u64,
+    /// Half-written folders of seedfall processes that are gone (killed).
+    pub stale_tmp: usize,
+}
+
+fn folder_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |es| es.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+}
+
+/// Whether process `pid` is alive (Linux: its /proc entry).
+fn process_alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists() || !Path::new("/proc/self").exists()
+}
+
+/// Keeps the failure folders of `config` within `budget` bytes. Folders of
+/// a failure (signature) kept more than once go first, oldest first; then
+/// the oldest of the rest. `keep` (the folder just written) always stays.
+/// Half-written `.tmp-*` folders of processes that no longer run go too.
+pub fn prune(config: &Config, budget: u64, keep: &Path) -> Pruned {
+    let mut pruned = Pruned::default();
+    let root = failures_dir(config);
+    let Ok(entries) = std::fs::read_dir(&root) else { return pruned };
+    // (modified, name, signature, bytes)
+    let mut folders: Vec<(std::time::SystemTime, String, String, u64)> = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(rest) = name.strip_prefix(".tmp-") {
+            // .tmp-<name>-<pid>-<counter>
+            let pid = rest.rsplitn(3, '-').nth(1).and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|p| p != std::process::id() && !process_alive(p)) && std::fs::remove_dir_all(e.path()).is_ok() {
+                pruned.stale_tmp += 1;
+            }
+            continue;
+        }
+        if !e.path().join("summary.json").is_file() {
+            continue;
+        }
+        let modified = e.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+        let signature = name.rsplit('-').next().unwrap_or("").to_string();
+        folders.push((modified, name, signature, folder_bytes(&e.path())));
+    }
+    let mut total: u64 = folders.iter().map(|f| f.3).sum();
+    pruned.bytes_before = total;
+    if total <= budget {
+        return pruned;
+    }
+    let mut per_signature: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for f in &folders {
+        *per_signature.entry(f.2.clone()).or_default() += 1;
+    }
+    folders.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let keep_name = keep.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // First the extra copies of failures kept more than once, then anything:
+    // oldest first both times.
+    for repeats_only in [true, false] {
+        for (_, name, signature, bytes) in &folders {
+            if total <= budget {
+                return pruned;
+            }
+            let count = per_signature[signature];
+            if name == &keep_name || count == 0 || (repeats_only && count < 2) || pruned.removed.contains(name) {
+                continue;
+            }
+            if std::fs::remove_dir_all(root.join(name)).is_ok() {
+                total -= bytes;
+                *per_signature.get_mut(signature).unwrap() -= 1;
+                pruned.removed.push(name.clone());
+            }
+        }
+    }
+    pruned
 }

@@ -46,6 +46,12 @@ pub fn check(program: &Program, outcome: &mut Outcome, options: &RunOptions) {
     if outcome.verdict != Verdict::Fail || outcome.model_check.is_some() {
         return;
     }
+    // A bound the run hit (memory, steps, the watchdog) is not about what
+    // the disk kept.
+    let kind = outcome.failure.as_ref().map(|f| f.kind);
+    if matches!(kind, Some(seedfall_sim::failure::FailureKind::Limit | seedfall_sim::failure::FailureKind::Watchdog)) {
+        return;
+    }
     let (found, other) = found_under(&outcome.disk_models);
     let crashed = outcome.schedule.faults.iter().flatten().any(|f| matches!(f, Fault::Crash { .. }));
     // A different failure under the other model still fails there: say how.

@@ -65,6 +65,12 @@ pub fn go_panic(stderr: &[String]) -> Option<(String, Option<String>)> {
 
 /// A Rust panic: `thread 'main' panicked at src/main.rs:22:17:` then the
 /// message on the following lines (until the `note:` line).
+/// Rust's allocator failing: `memory allocation of 1048576 bytes failed`
+/// on stderr, then an abort (a wasm `unreachable`).
+pub fn rust_oom(stderr: &[String]) -> Option<&str> {
+    stderr.iter().rev().take(4).find(|l| l.starts_with("memory allocation of ") && l.ends_with(" failed")).map(String::as_str)
+}
+
 pub fn rust_panic(stderr: &[String]) -> Option<(String, Option<String>)> {
     let start = stderr.iter().rposition(|l| l.contains("panicked at "))?;
     let header = &stderr[start];

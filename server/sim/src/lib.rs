@@ -24,6 +24,7 @@ pub mod events;
 pub mod failure;
 pub mod faults;
 pub mod locks;
+pub mod memory;
 pub mod net;
 pub mod node;
 pub mod outcome;

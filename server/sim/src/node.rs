@@ -37,10 +37,30 @@ pub struct NodeLocal {
     pub crashed: bool,
     /// Files mapped into this instance's memory (`wasi::mmap`).
     pub mappings: Vec<crate::wasi::mmap::Mapping>,
+    /// Host work since the node last blocked (`wasi::work`).
+    pub work: crate::wasi::work::Work,
+    /// The watchdog's limit (`limits.watchdog_instructions`), for the grows
+    /// the limiter counts.
+    pub watchdog_instructions: u64,
+    /// The run's memory meter, and the bytes of linear memory this instance
+    /// has counted on it (given back when the instance goes).
+    pub meter: Arc<crate::memory::Meter>,
+    pub memory_counted: u64,
+    /// The last growth counted, taken back if wasmtime then fails the grow.
+    last_growth: u64,
+    /// The instance's name (`db#2`), for messages.
+    pub name: String,
+}
+
+impl Drop for NodeLocal {
+    fn drop(&mut self) {
+        self.meter.release_guest(self.memory_counted);
+    }
 }
 
 impl NodeLocal {
-    pub fn new(idx: usize, args: &[String], env: &[(String, String)], memory_bytes_max: u64) -> NodeLocal {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(idx: usize, name: &str, args: &[String], env: &[(String, String)], memory_bytes_max: u64, watchdog_instructions: u64, meter: Arc<crate::memory::Meter>) -> NodeLocal {
         let nul = |s: String| {
             let mut b = s.into_bytes();
             b.push(0);
@@ -60,19 +80,72 @@ impl NodeLocal {
             crashed: false,
             coverage: None,
             mappings: Vec::new(),
+            work: crate::wasi::work::Work::default(),
+            watchdog_instructions,
+            meter,
+            memory_counted: 0,
+            last_growth: 0,
+            name: name.to_string(),
         }
     }
 }
 
 /// Memory growth beyond the configured limit fails deterministically (the
 /// guest sees `memory.grow` return -1) instead of depending on the host.
-impl wasmtime::ResourceLimiter for NodeLocal {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(desired <= self.memory_bytes_max)
+impl NodeLocal {
+    /// Counts a grow attempt as host work; past the watchdog's limit the
+    /// guest traps (a loop of failing grows spends almost no fuel).
+    fn grew(&mut self, kind: &'static str, units: u64) -> wasmtime::Result<()> {
+        self.work.grow(kind, units);
+        if self.work.since_block() > self.watchdog_instructions {
+            return Err(wasmtime::Error::new(HostWorkExceeded));
+        }
+        Ok(())
     }
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+}
+
+/// A node's host work alone passed the watchdog's limit.
+#[derive(Debug, Clone, Copy)]
+pub struct HostWorkExceeded;
+
+impl std::fmt::Display for HostWorkExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "host work passed the watchdog's limit")
+    }
+}
+
+impl std::error::Error for HostWorkExceeded {}
+
+impl wasmtime::ResourceLimiter for NodeLocal {
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let ok = desired <= self.memory_bytes_max;
+        self.grew(if ok { "memory.grow" } else { "failed memory.grow" }, crate::wasi::work::PER_GROW)?;
+        self.last_growth = 0;
+        if ok {
+            // Past the node's own limit the guest sees -1, as from a real
+            // allocator; past the run's, the run ends as a limit failure.
+            let growth = desired.saturating_sub(current) as u64;
+            self.meter.grow_guest(&self.name, growth).map_err(wasmtime::Error::new)?;
+            self.memory_counted += growth;
+            self.last_growth = growth;
+        }
+        Ok(ok)
+    }
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        let growth = std::mem::take(&mut self.last_growth);
+        self.meter.release_guest(growth);
+        self.memory_counted -= growth;
+        self.grew("failed memory.grow", crate::wasi::work::PER_GROW)
+    }
+    fn table_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
         const TABLE_ELEMENTS_MAX: usize = 1 << 20;
-        Ok(desired <= TABLE_ELEMENTS_MAX)
+        let ok = desired <= TABLE_ELEMENTS_MAX;
+        let elements = desired.saturating_sub(current) as u64 / crate::wasi::work::TABLE_ELEMENTS_PER_UNIT;
+        self.grew(if ok { "table.grow" } else { "failed table.grow" }, crate::wasi::work::PER_GROW + if ok { elements } else { 0 })?;
+        Ok(ok)
+    }
+    fn table_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.grew("failed table.grow", crate::wasi::work::PER_GROW)
     }
 }
 
@@ -87,16 +160,24 @@ pub struct LineBuffer {
 pub const LINE_BYTES_MAX: usize = 16 << 10;
 
 impl LineBuffer {
-    pub fn push(&mut self, data: &[u8], mut on_line: impl FnMut(String)) {
-        for &b in data {
-            if b == b'\n' {
-                on_line(String::from_utf8_lossy(&self.pending).into_owned());
-                self.pending.clear();
-            } else {
-                self.pending.push(b);
-                if self.pending.len() >= LINE_BYTES_MAX {
+    pub fn push(&mut self, mut data: &[u8], mut on_line: impl FnMut(String)) {
+        while !data.is_empty() {
+            let room = LINE_BYTES_MAX - self.pending.len();
+            let window = &data[..data.len().min(room)];
+            match window.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    self.pending.extend_from_slice(&window[..i]);
                     on_line(String::from_utf8_lossy(&self.pending).into_owned());
                     self.pending.clear();
+                    data = &data[i + 1..];
+                }
+                None => {
+                    self.pending.extend_from_slice(window);
+                    data = &data[window.len()..];
+                    if self.pending.len() >= LINE_BYTES_MAX {
+                        on_line(String::from_utf8_lossy(&self.pending).into_owned());
+                        self.pending.clear();
+                    }
                 }
             }
         }

@@ -159,6 +159,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         EndReason::Failure => "failure".to_string(),
     };
     w.record(None, EventKind::End { reason });
+    w.note_output_caps();
     if options.disk_trees {
         for i in 0..w.nodes.len() {
             let tree = crate::outcome::DiskTree { node: w.nodes[i].name.clone(), time_ns: w.now.nanos(), after: "end", entries: w.disks[i].tree() };

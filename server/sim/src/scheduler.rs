@@ -72,8 +72,11 @@ impl Scheduler {
     /// A fresh instance of node `idx` (its disk is whatever the world holds).
     fn launch(&mut self, idx: usize) {
         let l = &self.launches[idx];
-        let local = NodeLocal::new(idx, &l.args, &l.env, l.memory_bytes_max);
-        let budget = self.world.lock().unwrap().limits.watchdog_instructions;
+        let (budget, meter, name) = {
+            let w = self.world.lock().unwrap();
+            (w.limits.watchdog_instructions, w.meter.clone(), w.nodes[idx].name.clone())
+        };
+        let local = NodeLocal::new(idx, &name, &l.args, &l.env, l.memory_bytes_max, budget, meter);
         let mut store = Store::new(&l.engine, NodeCtx { world: self.world.clone(), local });
         store.limiter(|ctx| &mut ctx.local);
         store.set_fuel(budget).expect("fuel is on");
@@ -97,6 +100,13 @@ impl Scheduler {
                 let world = store.data().world.clone();
                 let mut w = world.lock().unwrap();
                 crate::node::harvest_coverage(&store, idx, &mut w);
+                if result.is_err() {
+                    // What the node was doing, for a watchdog failure; grows
+                    // not yet charged pass on the clock.
+                    let pending = store.data_mut().local.work.take_pending();
+                    w.charge_quantum(idx, pending);
+                    w.nodes[idx].work_summary = store.data().local.work.summary();
+                }
             }
             if !store.data().local.crashed {
                 flush_output(store.data_mut());
@@ -234,8 +244,10 @@ fn check_end(w: &mut World, duration: VTime) -> Option<(EndReason, Option<Failur
 }
 
 fn limit_failure(w: &mut World, message: String) -> Failure {
-    w.record(None, EventKind::Failure { message: message.clone() });
-    Failure { kind: FailureKind::Limit, node: "(world)".into(), message, location: None, details: None, hint: None, time_ns: w.now.nanos(), step: w.step }
+    let node = w.fault_node.take();
+    w.record(node, EventKind::Failure { message: message.clone() });
+    let node = node.map_or_else(|| "(world)".to_string(), |i| w.nodes[i].name.clone());
+    Failure { kind: FailureKind::Limit, node, message, location: None, details: None, hint: None, time_ns: w.now.nanos(), step: w.step }
 }
 
 fn flush_output(ctx: &mut NodeCtx) {
@@ -264,20 +276,44 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
     if err.downcast_ref::<crate::abi::PropertyFailed>().is_some() {
         return Some(w.property_failure.take().expect("a failed property recorded its failure"));
     }
+    if let Some(message) = w.fault.take() {
+        // The world ended the run and stopped this node (see `wasi::host`).
+        return Some(limit_failure(w, message));
+    }
     let stderr: Vec<String> = w.nodes[idx].stderr_tail.iter().cloned().collect();
     let (kind, message, location) = match err.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => {
-            let n = w.limits.watchdog_instructions;
-            (FailureKind::Watchdog, format!("node {} ran {n} instructions without blocking", w.nodes[idx].name), None)
-        }
+        Some(Trap::OutOfFuel) => (FailureKind::Watchdog, watchdog_message(w, idx), None),
         Some(trap) => match failure::rust_panic(&stderr) {
             Some((m, loc)) if *trap == Trap::UnreachableCodeReached => (FailureKind::Panic, m, loc),
+            None if *trap == Trap::UnreachableCodeReached && failure::rust_oom(&stderr).is_some() => {
+                let mb = w.limits.memory_bytes_max >> 20;
+                (FailureKind::Panic, format!("{} (the node's memory limit is {mb} MiB: limits.memory_mb)", failure::rust_oom(&stderr).unwrap()), None)
+            }
             _ => (FailureKind::Trap, format!("{trap}"), None),
         },
+        None if err.downcast_ref::<crate::node::HostWorkExceeded>().is_some() => (FailureKind::Watchdog, watchdog_message(w, idx), None),
+        None if err.downcast_ref::<crate::memory::MemoryLimitExceeded>().is_some() => {
+            let message = err.downcast_ref::<crate::memory::MemoryLimitExceeded>().unwrap().0.clone();
+            w.record(Some(idx), EventKind::Failure { message: message.clone() });
+            return fail(w, idx, FailureKind::Limit, message, None);
+        }
         None => (FailureKind::Trap, format!("{err:#}"), None),
     };
     w.record(Some(idx), EventKind::Trap { message: message.clone() });
     fail(w, idx, kind, message, location)
+}
+
+/// "node db ran 2000000000 instructions without blocking (limits.watchdog_instructions);
+/// host work charged since it last blocked: 3902 poll_oneoff (...)".
+fn watchdog_message(w: &World, idx: usize) -> String {
+    let n = w.limits.watchdog_instructions;
+    let node = &w.nodes[idx];
+    let mut m = format!("node {} ran {n} instructions without blocking (limits.watchdog_instructions)", node.name);
+    if !node.work_summary.is_empty() {
+        m.push_str("; host work charged since it last blocked: ");
+        m.push_str(&node.work_summary);
+    }
+    m
 }
 
 fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {

@@ -46,6 +46,17 @@ impl World {
     /// Called after a host call that did disk operations `(before, after]`:
     /// a crash armed for this node, or scheduled at one of those op numbers,
     /// happens now, inside that operation.
+    /// After node `idx` used its disk: the run's memory against its limit.
+    pub fn check_memory(&mut self, idx: usize) {
+        let disks: u64 = self.disks.iter().map(|d| d.held_bytes()).sum();
+        if let Err(message) = self.meter.disks_now(&self.nodes[idx].name, self.disks[idx].held_bytes(), disks) {
+            if self.fault.is_none() {
+                self.fault = Some(message);
+                self.fault_node = Some(idx);
+            }
+        }
+    }
+
     pub fn after_disk_ops(&mut self, node_idx: usize, before: u64, after: u64) {
         if !self.nodes[node_idx].alive() {
             return;

@@ -8,6 +8,8 @@ use crate::vtime::VTime;
 use serde::Serialize;
 
 pub const EVENTS_MAX: usize = 200_000;
+/// Room past `EVENTS_MAX` for notes (one per node instance and stream).
+pub const NOTES_MAX: usize = 4096;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct TraceEvent {
@@ -47,6 +49,10 @@ pub enum EventKind {
         lost_more: u64,
     },
     Restart,
+    /// A node instance's output on `stream` passed `limits.output_mb`: the
+    /// rest was hashed but not kept. Written once, at the end of the trace,
+    /// and not hashed (the cap does not change what a run did).
+    OutputCapped { stream: Stdio, cap_bytes: u64, dropped_bytes: u64, dropped_lines: u64 },
     /// An fsync of a file or a folder (`dir`), and whether it succeeded.
     Fsync { ok: bool, path: String, dir: bool },
     /// A change of names or sizes on the node's disk.
@@ -158,6 +164,31 @@ impl Trace {
             self.events.push(TraceEvent { step, time_ns: time.nanos(), node: node.map(str::to_string), kind });
         } else {
             self.events_dropped += 1;
+        }
+    }
+
+    /// A line of output, kept or not (see [`EventKind::OutputCapped`]). It is
+    /// hashed the same either way, and without serialising it: a guest may
+    /// print gigabytes.
+    pub fn output(&mut self, step: u64, time: VTime, node: &str, stream: Stdio, text: String, keep: bool) {
+        self.hash.write(b"O");
+        self.hash.write_u64(step);
+        self.hash.write_u64(time.nanos());
+        self.hash.write(node.as_bytes());
+        self.hash.write(&[stream as u8]);
+        self.hash.write_u64(text.len() as u64);
+        self.hash.write(text.as_bytes());
+        if keep && self.events.len() < EVENTS_MAX {
+            self.events.push(TraceEvent { step, time_ns: time.nanos(), node: Some(node.to_string()), kind: EventKind::Output { stream, text } });
+        } else if keep {
+            self.events_dropped += 1;
+        }
+    }
+
+    /// An event that is kept but not hashed: a note about the trace itself.
+    pub fn note(&mut self, step: u64, time: VTime, node: Option<&str>, kind: EventKind) {
+        if self.events.len() < EVENTS_MAX + NOTES_MAX {
+            self.events.push(TraceEvent { step, time_ns: time.nanos(), node: node.map(str::to_string), kind });
         }
     }
 

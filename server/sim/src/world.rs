@@ -14,6 +14,7 @@ use crate::events::{Event, EventQueue};
 use crate::streams::Streams;
 use crate::trace::{EventKind, Stdio, Trace};
 use crate::vtime::VTime;
+use std::sync::Arc;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Bound on the missing folders a node remembers for a hint.
@@ -33,6 +34,13 @@ pub enum Status {
     Crashed,
 }
 
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OutputTally {
+    pub kept: u64,
+    pub dropped_bytes: u64,
+    pub dropped_lines: u64,
+}
+
 pub struct NodeState {
     pub name: String,
     pub workload: bool,
@@ -42,6 +50,11 @@ pub struct NodeState {
     /// Fuel consumed since the watchdog was last reset and already charged
     /// as virtual time.
     pub fuel_charged: u64,
+    /// What the node's host work was when it last trapped (`wasi::work`).
+    pub work_summary: String,
+    /// Output kept and dropped, per stream (stdout, stderr), over all the
+    /// node's lives.
+    pub output: [OutputTally; 2],
     pub stderr_tail: VecDeque<String>,
     pub clock: crate::clockmodel::NodeClock,
     /// The node makes no progress before this time (a pause fault).
@@ -67,6 +80,8 @@ impl NodeState {
             wait_id: 0,
             fuel_charged: 0,
             stderr_tail: VecDeque::new(),
+            work_summary: String::new(),
+            output: [OutputTally::default(); 2],
             clock: crate::clockmodel::NodeClock::default(),
             paused_until: None,
             generation: 0,
@@ -122,6 +137,10 @@ pub struct World {
     pub host_ns: u64,
     /// A failure the world itself detected (a bound hit), ending the run.
     pub fault: Option<String>,
+    /// The node instance `fault` is about, when it is about one.
+    pub fault_node: Option<usize>,
+    /// The host memory the run holds, against `limits.run_memory_bytes`.
+    pub meter: Arc<crate::memory::Meter>,
     /// A property failure, ending the run after the current step.
     pub property_failure: Option<Failure>,
     pub props: RunProperties,
@@ -167,11 +186,13 @@ impl World {
             nodes,
             disks,
             trace: Trace::default(),
-            limits,
+            limits: limits.clone(),
             profile,
             host_calls: 0,
             host_ns: 0,
             fault: None,
+            fault_node: None,
+            meter: Arc::new(crate::memory::Meter::new(limits.run_memory_bytes, &limits.run_memory_source)),
             property_failure: None,
             props: RunProperties::default(),
             faults_applied: Vec::new(),
@@ -338,15 +359,40 @@ impl World {
         self.trace.record(self.step, self.now, name, kind);
     }
 
+    /// A line a node printed. Each node instance's stream keeps at most
+    /// `limits.output_bytes` in the trace; past that lines are hashed and
+    /// counted, and the trace ends with a note (`note_output_caps`).
     pub fn output(&mut self, node_idx: usize, stream: Stdio, line: String) {
+        let node = &mut self.nodes[node_idx];
         if stream == Stdio::Stderr {
-            let tail = &mut self.nodes[node_idx].stderr_tail;
+            let tail = &mut node.stderr_tail;
             if tail.len() == STDERR_TAIL_LINES_MAX {
                 tail.pop_front();
             }
             tail.push_back(line.clone());
         }
-        self.record(Some(node_idx), EventKind::Output { stream, text: line });
+        let out = &mut node.output[stream as usize];
+        let keep = out.kept + line.len() as u64 <= self.limits.output_bytes;
+        if keep {
+            out.kept += line.len() as u64;
+        } else {
+            out.dropped_bytes += line.len() as u64;
+            out.dropped_lines += 1;
+        }
+        self.trace.output(self.step, self.now, &node.name, stream, line, keep);
+    }
+
+    /// At the end of a run: a note for every stream that passed its cap.
+    pub fn note_output_caps(&mut self) {
+        for i in 0..self.nodes.len() {
+            for stream in [Stdio::Stdout, Stdio::Stderr] {
+                let o = self.nodes[i].output[stream as usize];
+                if o.dropped_lines > 0 {
+                    let kind = EventKind::OutputCapped { stream, cap_bytes: self.limits.output_bytes, dropped_bytes: o.dropped_bytes, dropped_lines: o.dropped_lines };
+                    self.trace.note(self.step, self.now, Some(&self.nodes[i].name), kind);
+                }
+            }
+        }
     }
 
     /// Logs the first use of a host call this simulator does not implement.

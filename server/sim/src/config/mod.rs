@@ -58,6 +58,11 @@ impl Span {
     }
 }
 
+/// `limits.run_memory_mb` when the config does not say.
+pub const RUN_MEMORY_MB_DEFAULT: u64 = 4096;
+/// `limits.output_mb` when the config does not say.
+pub const OUTPUT_MB_DEFAULT: u64 = 4;
+
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// A node that runs this many instructions without blocking fails the run.
@@ -68,6 +73,17 @@ pub struct Limits {
     pub memory_bytes_max: u64,
     /// Virtual nanoseconds charged per unit of fuel (about one wasm instruction).
     pub ns_per_instruction: u64,
+    /// Host memory one run may hold: every node instance's linear memory and
+    /// every simulated disk (`memory::Meter`).
+    pub run_memory_bytes: u64,
+    /// Whether the config set `run_memory_bytes` (otherwise a command gives
+    /// each run its share of the memory budget).
+    pub run_memory_set: bool,
+    /// Where `run_memory_bytes` came from, for messages.
+    pub run_memory_source: String,
+    /// Output of one node instance's stdout (and, apart, its stderr) the
+    /// trace keeps; the rest is hashed and counted, not kept.
+    pub output_bytes: u64,
 }
 
 impl Default for Limits {
@@ -77,6 +93,10 @@ impl Default for Limits {
             steps_max: 5_000_000,
             memory_bytes_max: 512 << 20,
             ns_per_instruction: 1,
+            run_memory_bytes: RUN_MEMORY_MB_DEFAULT << 20,
+            run_memory_set: false,
+            run_memory_source: "limits.run_memory_mb".into(),
+            output_bytes: OUTPUT_MB_DEFAULT << 20,
         }
     }
 }
@@ -153,7 +173,7 @@ impl std::error::Error for ConfigError {}
 
 const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "net", "faults", "regressions"];
 const LIMIT_FIELDS: &[&str] =
-    &["watchdog_instructions", "steps_max", "memory_mb", "ns_per_instruction"];
+    &["watchdog_instructions", "steps_max", "memory_mb", "ns_per_instruction", "run_memory_mb", "output_mb"];
 const DETERMINISM_FIELDS: &[&str] = &["canonicalize_nans"];
 
 impl Parser {
@@ -245,6 +265,13 @@ impl Parser {
         }
         if let Some(x) = m.get("ns_per_instruction") {
             limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", 0, 1_000_000)?;
+        }
+        if let Some(x) = m.get("output_mb") {
+            limits.output_bytes = self.uint(x, "$.limits.output_mb", 0, 1024)? << 20;
+        }
+        if let Some(x) = m.get("run_memory_mb") {
+            limits.run_memory_bytes = self.uint(x, "$.limits.run_memory_mb", 16, 1 << 20)? << 20;
+            limits.run_memory_set = true;
         }
         Ok(limits)
     }

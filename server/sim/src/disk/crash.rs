@@ -107,16 +107,14 @@ impl Disk {
                 if torn && start < f.data.len() && keep_sector() {
                     let end = (start + sector).min(f.data.len());
                     let dest = f.misdirected.get(&s).map_or(start, |&to| to as usize * sector);
-                    if f.durable.len() < dest + (end - start) {
-                        f.durable.resize(dest + (end - start), 0);
-                    }
-                    f.durable[dest..dest + (end - start)].copy_from_slice(&f.data[start..end]);
+                    f.image.write(&f.data, start as u64, end as u64, dest as u64, sector as u64);
                     kept += 1;
                 } else {
                     lost += 1;
                 }
             }
-            f.data = f.durable.clone();
+            f.data = f.image.materialize(std::mem::take(&mut f.data), sector as u64);
+            f.image = super::image::Image::matching(f.data.len() as u64);
             f.dirty.clear();
             f.misdirected.clear();
             f.pending_size = None;
@@ -135,6 +133,7 @@ impl Disk {
             }
         }
         self.collect_unreachable();
+        self.recount_all();
         losses.sort_by(|a, b| loss_path(a).cmp(loss_path(b)));
         report.losses_more = losses.len().saturating_sub(super::LOSSES_MAX) as u64;
         losses.truncate(super::LOSSES_MAX);

@@ -24,6 +24,7 @@
 //! inode has one name, kept on the inode (`parent`, `name`) for paths in the
 //! trace.
 mod crash;
+mod image;
 mod media;
 mod model;
 #[cfg(test)]
@@ -56,8 +57,8 @@ pub const SECTOR_BYTES_DEFAULT: u64 = 512;
 pub struct FileState {
     /// What reads see: the cache.
     pub data: Vec<u8>,
-    /// What survives a crash.
-    pub durable: Vec<u8>,
+    /// What survives a crash, as its difference from `data`.
+    pub image: image::Image,
     /// Sectors written since the last successful or failed fsync.
     pub dirty: BTreeSet<u64>,
     /// Dirty sectors whose next write-out lands on another sector (a
@@ -72,6 +73,24 @@ pub struct FileState {
     /// ext4 (auto_da_alloc): write this file's dirty data out before the
     /// next journal commit.
     pub flush_on_commit: bool,
+}
+
+impl FileState {
+    /// Host memory this file holds: its cache, and its image's shadow.
+    pub fn held_bytes(&self) -> u64 {
+        self.data.capacity() as u64 + self.image.held_bytes()
+    }
+}
+
+/// Grows a file's cache to `len` with zeros, with room for an eighth more:
+/// appends stay cheap, and the cache never holds twice what the file is
+/// (a doubling `Vec` would, and the memory budget counts capacity).
+fn grow_to(data: &mut Vec<u8>, len: usize) {
+    if len > data.capacity() {
+        let want = len.max(data.capacity() + data.capacity() / 8);
+        data.reserve_exact(want - data.len());
+    }
+    data.resize(len, 0);
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +149,10 @@ pub struct Disk {
     /// Reads and writes of file data so far (storage faults name them).
     pub reads: u64,
     pub writes: u64,
+    /// Host memory the files hold (`FileState::held_bytes`), kept as files change.
+    held: u64,
+    /// Bytes of file data (what `DISK_BYTES_MAX` bounds), kept as files change.
+    size_total: u64,
 }
 
 impl Default for Disk {
@@ -167,7 +190,35 @@ impl Disk {
             syncs: 0,
             reads: 0,
             writes: 0,
+            held: 0,
+            size_total: 0,
         }
+    }
+
+    /// Host memory this disk's files hold.
+    pub fn held_bytes(&self) -> u64 {
+        self.held
+    }
+
+    /// One file changed from holding `held_before` to `held_after` bytes of
+    /// memory and from `size_before` to `size_after` bytes of data.
+    fn account(&mut self, held_before: u64, held_after: u64, size_before: u64, size_after: u64) {
+        self.held = self.held - held_before + held_after;
+        self.size_total = self.size_total - size_before + size_after;
+        debug_assert_eq!(self.held, self.recount().0, "held bytes drifted");
+    }
+
+    /// (held, size) summed over every file: after operations on all files
+    /// at once (a commit, a crash), and to check the running totals.
+    fn recount(&self) -> (u64, u64) {
+        self.inodes.values().fold((0, 0), |(h, n), i| match &i.kind {
+            Kind::File(f) => (h + f.held_bytes(), n + f.data.len() as u64),
+            Kind::Dir { .. } => (h, n),
+        })
+    }
+
+    fn recount_all(&mut self) {
+        (self.held, self.size_total) = self.recount();
     }
 
     pub fn inode(&self, ino: Ino) -> Result<&Inode, Errno> {
@@ -208,7 +259,7 @@ impl Disk {
     }
 
     fn bytes_used(&self) -> u64 {
-        self.inodes.values().map(|i| i.size()).sum()
+        self.size_total
     }
 
     /// The inode's path in the cache's tree (`/data/log`), or, for an inode
@@ -441,13 +492,15 @@ impl Disk {
             return Err(errno::NOSPC);
         }
         let sector = self.sector_bytes;
-        let inode = self.inode_mut(ino)?;
+        let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
+        let held_before = f.held_bytes();
+        f.image.preserve(&f.data, offset, end, sector);
         if end as usize > f.data.len() {
             // Growing zero-fills from the old end.
             let old = f.data.len() as u64;
             Disk::mark_zeroed(f, old, offset, sector);
-            f.data.resize(end as usize, 0);
+            grow_to(&mut f.data, end as usize);
         }
         f.data[offset as usize..end as usize].copy_from_slice(bytes);
         if !bytes.is_empty() {
@@ -459,6 +512,8 @@ impl Disk {
             }
         }
         inode.mtime = now;
+        let held_after = f.held_bytes();
+        self.account(held_before, held_after, old, end.max(old));
         self.ops += 1;
         self.writes += 1;
         Ok(bytes.len())
@@ -471,17 +526,29 @@ impl Disk {
         }
         let sector = self.sector_bytes;
         let journaled = self.model == FsModel::Ext4;
-        let inode = self.inode_mut(ino)?;
+        let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
+        let held_before = f.held_bytes();
         let (lo, hi) = (old.min(size), old.max(size));
+        f.image.preserve(&f.data, lo, hi, sector);
         Disk::mark_zeroed(f, lo, hi, sector);
-        f.data.resize(size as usize, 0);
+        if size > old {
+            grow_to(&mut f.data, size as usize);
+        } else {
+            f.data.truncate(size as usize);
+            // A file cut to a fraction of its size gives the memory back.
+            if f.data.capacity() > 2 * f.data.len() + (1 << 20) {
+                f.data.shrink_to(f.data.len() + f.data.len() / 8);
+            }
+        }
         if journaled {
             // A truncate is metadata: the journal carries it.
             f.pending_size = Some(size);
             f.truncated_to_zero |= size == 0;
         }
         inode.mtime = now;
+        let held_after = f.held_bytes();
+        self.account(held_before, held_after, old, size);
         self.ops += 1;
         Ok(())
     }
@@ -497,7 +564,7 @@ impl Disk {
             return;
         }
         f.dirty.insert(lo / sector);
-        let durable_end = (f.durable.len() as u64).min(hi);
+        let durable_end = f.image.len().min(hi);
         for s in (lo / sector)..durable_end.div_ceil(sector) {
             f.dirty.insert(s);
         }
@@ -506,19 +573,19 @@ impl Disk {
     /// Writes a file's dirty sectors to the durable image (misdirected ones
     /// where they land) and marks them clean.
     fn write_out(f: &mut FileState, sector: usize) {
-        f.durable.resize(f.data.len(), 0);
+        let sector = sector as u64;
         let dirty = std::mem::take(&mut f.dirty);
+        // Sectors written whole at their own place need no check on growth.
+        let in_place: BTreeSet<u64> = dirty.iter().copied().filter(|s| !f.misdirected.contains_key(s)).collect();
+        f.image.resize(&f.data, f.data.len() as u64, sector, &in_place);
         for s in dirty {
-            let start = s as usize * sector;
-            if start >= f.data.len() {
+            let start = s * sector;
+            if start >= f.data.len() as u64 {
                 continue;
             }
-            let end = (start + sector).min(f.data.len());
-            let dest = f.misdirected.remove(&s).map_or(start, |to| to as usize * sector);
-            if f.durable.len() < dest + (end - start) {
-                f.durable.resize(dest + (end - start), 0);
-            }
-            f.durable[dest..dest + (end - start)].copy_from_slice(&f.data[start..end]);
+            let end = (start + sector).min(f.data.len() as u64);
+            let dest = f.misdirected.remove(&s).map_or(start, |to| to * sector);
+            f.image.write(&f.data, start, end, dest, sector);
         }
     }
 
@@ -540,9 +607,12 @@ impl Disk {
                 if mutation == Some(Mutation::FsyncNoop) {
                     return Ok(());
                 }
+                let (held_before, size) = (f.held_bytes(), f.data.len() as u64);
                 Disk::write_out(f, sector);
                 // fsync makes the file's own metadata durable: its size too.
                 f.pending_size = None;
+                let held_after = f.held_bytes();
+                self.account(held_before, held_after, size, size);
             }
             Kind::Dir { entries, durable_entries } => {
                 if fail {
@@ -615,12 +685,14 @@ impl Disk {
         if self.entries(parent)?.contains_key(name) {
             return Err(errno::EXIST);
         }
-        let file = FileState { data: bytes.to_vec(), durable: bytes.to_vec(), ..FileState::default() };
+        let file = FileState { data: bytes.to_vec(), image: image::Image::matching(bytes.len() as u64), ..FileState::default() };
+        let held = file.held_bytes();
         let ino = self.alloc(Kind::File(file), parent, name, VTime::ZERO)?;
         if let Kind::Dir { entries, durable_entries } = &mut self.inode_mut(parent)?.kind {
             entries.insert(name.to_string(), ino);
             durable_entries.insert(name.to_string(), ino);
         }
+        self.account(0, held, 0, bytes.len() as u64);
         Ok(ino)
     }
 

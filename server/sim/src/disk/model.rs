@@ -112,7 +112,7 @@ impl Disk {
             match &mut inode.kind {
                 Kind::File(f) => {
                     if let Some(size) = f.pending_size.take() {
-                        f.durable.resize(size as usize, 0);
+                        f.image.resize(&f.data, size, sector as u64, &Default::default());
                     }
                     if std::mem::take(&mut f.flush_on_commit) {
                         Disk::write_out(f, sector);
@@ -122,6 +122,7 @@ impl Disk {
                 Kind::Dir { entries, durable_entries } => *durable_entries = entries.clone(),
             }
         }
+        self.recount_all();
         self.last_commit = now;
     }
 

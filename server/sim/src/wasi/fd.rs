@@ -21,6 +21,7 @@ pub fn fd_write(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u3
     }
     ok((|| {
         let data = mem::gather(cx.mem, iovs, iovs_len)?;
+        cx.charge("fd_write", super::work::bytes(data.len() as u64));
         let n = write_bytes(cx, fd, &data, None)?;
         mem::write_u32(cx.mem, nwritten, n as u32)
     })())
@@ -29,6 +30,7 @@ pub fn fd_write(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u3
 pub fn fd_pwrite(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, offset: u64, nwritten: u32) -> Errno {
     ok((|| {
         let data = mem::gather(cx.mem, iovs, iovs_len)?;
+        cx.charge("fd_pwrite", super::work::bytes(data.len() as u64));
         if !matches!(cx.node.fds.get(fd)?, Fd::File(_)) {
             return Err(errno::SPIPE);
         }
@@ -41,10 +43,13 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
     let idx = cx.node.idx;
     match cx.node.fds.get_mut(fd)? {
         Fd::Stdout => {
+            // Output is split, hashed and kept: a unit per byte.
+            cx.charge("stdout", data.len() as u64);
             cx.node.stdout.push(data, |line| cx.world.output(idx, Stdio::Stdout, line));
             Ok(data.len())
         }
         Fd::Stderr => {
+            cx.charge("stderr", data.len() as u64);
             cx.node.stderr.push(data, |line| cx.world.output(idx, Stdio::Stderr, line));
             Ok(data.len())
         }
@@ -112,6 +117,9 @@ pub fn fd_pread(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, offset: u64,
 
 fn read_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, at: Option<u64>) -> Result<usize, Errno> {
     let idx = cx.node.idx;
+    // The host zeroes and copies as much as the iovecs can take.
+    let room = mem::capacity(cx.mem, iovs, iovs_len)?;
+    cx.charge("fd_read", super::work::bytes(room as u64));
     match cx.node.fds.get_mut(fd)? {
         Fd::Stdin => Ok(0),
         Fd::Stdout | Fd::Stderr | Fd::AntithesisSink => Err(errno::BADF),
@@ -406,6 +414,8 @@ pub fn fd_readdir(cx: &mut Cx<'_>, fd: u32, buf: u32, buf_len: u32, cookie: u64,
     ok((|| {
         let ino = cx.node.fds.dir(fd).map_err(|e| if e == errno::NOTDIR { errno::NOTDIR } else { e })?;
         let entries = cx.world.disks[cx.node.idx].list(ino)?;
+        // Listing builds every entry on each call: a huge folder costs.
+        cx.charge("fd_readdir entries", entries.len() as u64 * 20);
         let mut out = Vec::new();
         for (i, (name, ino, is_dir)) in entries.iter().enumerate().skip(cookie as usize) {
             let mut header = [0u8; DIRENT_HEADER_SIZE];

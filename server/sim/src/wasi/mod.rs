@@ -23,6 +23,7 @@ pub mod path;
 pub mod poll;
 pub mod proc;
 pub mod sock;
+pub mod work;
 
 use crate::node::{NodeCtx, NodeLocal};
 use crate::world::World;
@@ -39,34 +40,56 @@ impl Cx<'_> {
     pub fn node_idx(&self) -> usize {
         self.node.idx
     }
+
+    /// Charges host work of this call (see [`work`]).
+    pub fn charge(&mut self, kind: &'static str, units: u64) {
+        self.node.work.charge(kind, units);
+    }
 }
 
 /// Runs one host call: charges compute, locks the world, lends memory.
+/// The call's own work (see [`work`]) is taken from the node's fuel and
+/// charged as virtual time like the guest's instructions.
 pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) -> R) -> R {
     let fuel_left = caller.get_fuel().expect("fuel metering is always on");
     let memory = caller.data().local.memory;
-    let (mem, ctx): (&mut [u8], &mut NodeCtx) = match memory {
-        Some(m) => m.data_and_store_mut(&mut *caller),
-        None => (&mut [], caller.data_mut()),
+    let (result, fuel_after) = {
+        let (mem, ctx): (&mut [u8], &mut NodeCtx) = match memory {
+            Some(m) => m.data_and_store_mut(&mut *caller),
+            None => (&mut [], caller.data_mut()),
+        };
+        let NodeCtx { world, local } = ctx;
+        let mut world = world.lock().expect("the world lock is never poisoned: one thread per run");
+        let started = world.profile.then(std::time::Instant::now);
+        // Grows since the last call were charged to the node, not yet to its fuel.
+        let fuel_now = fuel_left.saturating_sub(local.work.take_pending());
+        world.charge_compute(local.idx, fuel_now);
+        world.host_calls += 1;
+        let now = world.now;
+        world.disks[local.idx].tick(now);
+        let ops_before = world.disks[local.idx].ops;
+        let work_before = local.work.since_block();
+        let result = call(&mut Cx { mem, node: local, world: &mut world });
+        local.work.call();
+        let cost = local.work.since_block().saturating_sub(work_before);
+        // A run the world has ended (a bound hit) stops at the guest's next
+        // instruction, not at its next block: it must not keep writing.
+        let fuel_after = if world.fault.is_some() { 0 } else { fuel_now.saturating_sub(cost) };
+        world.charge_compute(local.idx, fuel_after);
+        let ops_after = world.disks[local.idx].ops;
+        if ops_after != ops_before {
+            world.after_disk_ops(local.idx, ops_before, ops_after);
+            world.check_memory(local.idx);
+        }
+        if world.nodes[local.idx].status == crate::world::Status::Crashed {
+            local.crashed = true;
+        }
+        if let Some(t) = started {
+            world.host_ns += t.elapsed().as_nanos() as u64;
+        }
+        (result, fuel_after)
     };
-    let NodeCtx { world, local } = ctx;
-    let mut world = world.lock().expect("the world lock is never poisoned: one thread per run");
-    let started = world.profile.then(std::time::Instant::now);
-    world.charge_compute(local.idx, fuel_left);
-    world.host_calls += 1;
-    let now = world.now;
-    world.disks[local.idx].tick(now);
-    let ops_before = world.disks[local.idx].ops;
-    let result = call(&mut Cx { mem, node: local, world: &mut world });
-    let ops_after = world.disks[local.idx].ops;
-    if ops_after != ops_before {
-        world.after_disk_ops(local.idx, ops_before, ops_after);
-    }
-    if world.nodes[local.idx].status == crate::world::Status::Crashed {
-        local.crashed = true;
-    }
-    if let Some(t) = started {
-        world.host_ns += t.elapsed().as_nanos() as u64;
-    }
+    // At zero the guest's next instruction trips the watchdog.
+    caller.set_fuel(fuel_after).expect("fuel metering is always on");
     result
 }

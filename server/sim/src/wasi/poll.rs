@@ -31,11 +31,12 @@ enum Plan {
     Wait(Vec<Sub>, Option<VTime>),
 }
 
-fn read_subs(cx: &Cx<'_>, ptr: u32, count: u32) -> Result<Vec<Sub>, Errno> {
+fn read_subs(cx: &mut Cx<'_>, ptr: u32, count: u32) -> Result<Vec<Sub>, Errno> {
     if count == 0 || count > SUBSCRIPTIONS_MAX {
         return Err(errno::INVAL);
     }
     let mut subs = Vec::with_capacity(count as usize);
+    cx.charge("poll_oneoff subscriptions", u64::from(count) * super::work::PER_SUBSCRIPTION);
     for i in 0..count {
         let at = ptr.checked_add(i * SUBSCRIPTION_SIZE).ok_or(errno::FAULT)?;
         let raw = mem::bytes(cx.mem, at, SUBSCRIPTION_SIZE)?;
@@ -177,6 +178,7 @@ pub async fn suspend(caller: &mut Caller<'_, NodeCtx>, deadline: Option<VTime>, 
         (world.limits.watchdog_instructions, wait_id)
     };
     caller.set_fuel(budget)?;
+    caller.data_mut().local.work.reset();
     let world = caller.data().world.clone();
     poll_fn(|_| {
         let w = world.lock().unwrap();

@@ -34,9 +34,10 @@ fn with_net<R>(cx: &mut Cx<'_>, op: impl FnOnce(&mut crate::net::Net, VTime, &mu
 /// What a send on `id` takes from the guest's iovecs: no more than the
 /// window has room for, so a blocked large write is not copied again on
 /// every wake-up. An empty iovec array is a zero-length write, which succeeds.
-fn socket_payload(cx: &Cx<'_>, id: SockId, iovs: u32, iovs_len: u32) -> Result<Vec<u8>, Errno> {
+fn socket_payload(cx: &mut Cx<'_>, id: SockId, iovs: u32, iovs_len: u32) -> Result<Vec<u8>, Errno> {
     mem::check_iovecs(cx.mem, iovs, iovs_len)?;
     let total = mem::capacity(cx.mem, iovs, iovs_len)?;
+    cx.charge("sock_send", super::work::bytes(total as u64));
     if total == 0 {
         return Ok(Vec::new());
     }
@@ -190,6 +191,7 @@ pub fn recv_into(cx: &mut Cx<'_>, fd: u32, iovs: u32, iovs_len: u32, flags: u16,
         mem::range(cx.mem.len(), nread, 4)?;
         let max = mem::capacity(cx.mem, iovs, iovs_len)?;
         let data = recv_now(cx, s.id, max, flags & 1 != 0)?;
+        cx.charge("sock_recv", super::work::bytes(data.len() as u64));
         let n = mem::scatter(cx.mem, iovs, iovs_len, &data)?;
         mem::write_u32(cx.mem, nread, n as u32)?;
         if oflags != 0 {
