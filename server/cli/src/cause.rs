@@ -82,7 +82,7 @@ pub fn main(a: CauseArgs) -> i32 {
         println!("{}", serde_json::to_string_pretty(&v).unwrap());
         return 0;
     }
-    println!("cause of seed {}: {} at t={}", schedule.seed, target.describe(), VTime(failure.time_ns));
+    println!("cause of seed {}: {} at t={}", schedule.seed, crate::output::safe(&target.describe()), VTime(failure.time_ns));
     println!("branched at {} moments x {} children ({} runs); fraction that still fail:", a.moments, a.children, total);
     let width = report.moments.iter().map(|m| VTime(m.at_ns).to_string().len()).max().unwrap_or(0);
     for m in &report.moments {

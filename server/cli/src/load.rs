@@ -6,7 +6,7 @@ use std::path::Path;
 /// resources; returns the workers that fit the memory budget.
 pub fn project_for(config: &Path, quiet: bool, resources: &crate::resources::Resources, jobs: usize) -> Result<(Project, usize), i32> {
     let mut p = project(config, quiet)?;
-    let jobs = resources.apply(&mut p, jobs, quiet)?;
+    let jobs = resources.apply(&mut p, jobs)?;
     Ok((p, jobs))
 }
 

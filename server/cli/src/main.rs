@@ -8,6 +8,7 @@ mod explore;
 mod inspect;
 mod load;
 mod mcp;
+mod mcp_gate;
 mod mutate;
 mod pin;
 mod profile;

@@ -276,9 +276,11 @@ pub fn main() -> i32 {
         }
     };
     runtime.block_on(async {
-        match Seedfall::default().serve(rmcp::transport::stdio()).await {
+        let (transport, writer) = crate::mcp_gate::start();
+        match Seedfall::default().serve(transport).await {
             Ok(service) => {
                 let _ = service.waiting().await;
+                let _ = writer.await;
                 0
             }
             Err(e) => {

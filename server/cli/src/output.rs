@@ -17,6 +17,30 @@ pub fn real(ns: u64) -> String {
     }
 }
 
+/// Guest text made safe for a terminal: control bytes (ANSI escapes, bells,
+/// carriage returns) and bidirectional overrides are shown escaped, so a
+/// guest's message cannot repaint the screen or fake a line of ours.
+/// Newlines and tabs stay.
+pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if bad(c) {
+            match c {
+                '\r' => out.push_str("\\r"),
+                '\u{1b}' => out.push_str("\\e"),
+                c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `FAIL seed 6 at t=923.003008ms (924 scheduler steps, 56ms real)` and the
 /// indented node lines.
 pub fn failure_block(project: &Project, outcome: &Outcome) -> String {
@@ -29,7 +53,7 @@ pub fn failure_block(project: &Project, outcome: &Outcome) -> String {
         outcome.stats.steps,
         real(outcome.stats.real_ns),
         f.node,
-        f.message
+        safe(&f.message)
     );
     if let Some(loc) = display_location(project, f) {
         s.push_str(&format!("    at {loc}\n"));
@@ -171,7 +195,7 @@ pub fn property_table(project: &Project, table: &seedfall_search::properties::Pr
     let width = table.by_message.keys().map(|m| m.len()).max().unwrap_or(0).min(48) + 2;
     let mut s = String::from("properties:\n");
     for t in table.by_message.values() {
-        let quoted = format!("\"{}\"", t.message);
+        let quoted = format!("\"{}\"", safe(&t.message));
         s.push_str(&format!(
             "  {:<21} {quoted:<width$} hit {:>5} runs  true {:>5}  {}\n",
             t.kind.name(),
@@ -200,11 +224,15 @@ pub fn finding_line(project: &Project, f: &seedfall_search::properties::Finding)
     };
     let at = tally_location(project, &t);
     let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
-    format!("{what}: {} \"{message}\"{at}", kind.name())
+    format!("{what}: {} \"{}\"{at}", kind.name(), safe(message))
 }
 
 /// One trace event as a timeline line (after its time and node columns).
 pub fn event_text(kind: &seedfall_sim::trace::EventKind) -> String {
+    safe(&event_text_raw(kind)).into_owned()
+}
+
+fn event_text_raw(kind: &seedfall_sim::trace::EventKind) -> String {
     use seedfall_sim::trace::{EventKind, Stdio};
     match kind {
         EventKind::Output { stream: Stdio::Stdout, text } => format!("| {text}"),
@@ -250,5 +278,17 @@ pub fn event_text(kind: &seedfall_sim::trace::EventKind) -> String {
         },
         EventKind::Net { text } => format!("net: {text}"),
         EventKind::Families { families } => format!("fault families on: {}", if families.is_empty() { "none".to_string() } else { families.join(", ") }),
+    }
+}
+
+#[cfg(test)]
+mod safe_tests {
+    use super::safe;
+
+    #[test]
+    fn guest_text_cannot_drive_the_terminal() {
+        assert_eq!(safe("plain\ttext\nline"), "plain\ttext\nline");
+        assert_eq!(safe("evil \x1b[2J\x1b[31mred\x07\r ok"), "evil \\e[2J\\e[31mred\\u{7}\\r ok");
+        assert_eq!(safe("a\u{202e}b"), "a\\u{202e}b");
     }
 }

@@ -80,8 +80,9 @@ impl Resources {
     }
 
     /// Sets each run's memory share and output cap on the loaded project,
-    /// for `jobs` workers; returns the workers that fit the budget.
-    pub fn apply(&self, project: &mut Project, jobs: usize, quiet: bool) -> Result<usize, i32> {
+    /// for `jobs` workers; returns the workers that fit the budget. What it
+    /// lowers it says on stderr, even under -json (stdout stays JSON).
+    pub fn apply(&self, project: &mut Project, jobs: usize) -> Result<usize, i32> {
         let budget = self.memory_budget()?;
         if budget < RUN_SHARE_MIN {
             eprintln!("seedfall: -memory-budget: expected at least {}, found {}", human(RUN_SHARE_MIN), human(budget));
@@ -94,17 +95,13 @@ impl Resources {
         let mut jobs = jobs;
         if limits.run_memory_set {
             if limits.run_memory_bytes > budget {
-                if !quiet {
-                    eprintln!("seedfall: limits.run_memory_mb is {}, more than the memory budget of {}: each run gets {} (-memory-budget)", human(limits.run_memory_bytes), human(budget), human(budget));
-                }
+                eprintln!("seedfall: limits.run_memory_mb is {}, more than the memory budget of {}: each run gets {} (-memory-budget)", human(limits.run_memory_bytes), human(budget), human(budget));
                 limits.run_memory_bytes = budget;
                 limits.run_memory_source = format!("limits.run_memory_mb, lowered to the memory budget of {}: -memory-budget", human(budget));
             }
             let fit = (budget / limits.run_memory_bytes).max(1) as usize;
             if jobs > fit {
-                if !quiet {
-                    eprintln!("seedfall: {jobs} workers of {} each would pass the memory budget of {}: running {fit} at a time (-memory-budget, limits.run_memory_mb)", human(limits.run_memory_bytes), human(budget));
-                }
+                eprintln!("seedfall: {jobs} workers of {} each would pass the memory budget of {}: running {fit} at a time (-memory-budget, limits.run_memory_mb)", human(limits.run_memory_bytes), human(budget));
                 jobs = fit;
             }
         } else {

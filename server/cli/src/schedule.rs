@@ -12,8 +12,8 @@ pub fn resolve(project: &Project, seed: Option<u64>, faults: Option<&Path>) -> R
         }
         (Some(seed), None) => Ok(Schedule::seed(seed)),
         (seed, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                eprintln!("seedfall: cannot read {}: {e}", path.display());
+            let text = seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the schedule file").map_err(|e| {
+                eprintln!("seedfall: -faults: {e}");
                 2
             })?;
             let file = ScheduleFile::parse(&text, &project.program.config).map_err(|e| {

@@ -39,7 +39,7 @@ pub fn main(a: ShrinkArgs) -> i32 {
     let target = Target::of(first.failure.as_ref().expect("a failing run"));
     let original = exact(&first);
     let n_before = original.faults.as_ref().map_or(0, Vec::len);
-    println!("shrinking seed {}: {} ({n_before} faults)", schedule.seed, target.describe());
+    println!("shrinking seed {}: {} ({n_before} faults)", schedule.seed, crate::output::safe(&target.describe()));
     let bar = if std::io::stderr().is_terminal() {
         let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         b.set_style(ProgressStyle::with_template("{spinner} shrinking: {pos} runs").unwrap());

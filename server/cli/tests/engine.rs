@@ -109,7 +109,7 @@ fn the_watchdog_stops_a_node_that_never_blocks() {
     let out = json(&seedfall(&["run", "-c", p(&cfg), "-seeds", "1", "-json"]));
     let node = &out["failures"][0]["nodes"][0];
     assert_eq!(node["kind"], "watchdog");
-    assert_eq!(node["message"], "node g ran 20000000 instructions without blocking");
+    assert_eq!(node["message"], "node g ran 20000000 instructions without blocking (limits.watchdog_instructions)");
 }
 
 #[test]

@@ -164,7 +164,7 @@ fn seeded_folders_and_files_exist_at_t0() {
     std::fs::remove_file(dir.join("app.conf")).unwrap();
     let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("$.nodes[0].disk.files./etc/app.conf: cannot read"), "{}", out.stderr);
+    assert!(out.stderr.contains("$.nodes[0].disk.files./etc/app.conf: the seed file") && out.stderr.contains("app.conf does not exist"), "{}", out.stderr);
 }
 
 #[test]

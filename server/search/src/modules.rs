@@ -10,8 +10,18 @@ use std::path::Path;
 use wasmtime::Module;
 
 pub fn compiled(engine: &Engine, wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Module, String> {
-    let bytes = std::fs::read(wasm_path).map_err(|e| format!("cannot read {}: {e}", wasm_path.display()))?;
+    let bytes = seedfall_sim::files::read_bytes(wasm_path, seedfall_sim::files::MODULE_BYTES_MAX, "the module")?;
     compiled_bytes(engine, &bytes, wasm_path, cache, log)
+}
+
+/// A file that is not a wasm module at all gets one line saying so, not a
+/// parser's dump of its first bytes.
+pub fn check_magic(bytes: &[u8], wasm_path: &Path) -> Result<(), String> {
+    if !bytes.starts_with(b"\0asm") {
+        let shown: String = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ");
+        return Err(format!("{} is not a WebAssembly module (a module starts with 00 61 73 6d, this one with {shown})", wasm_path.display()));
+    }
+    Ok(())
 }
 
 /// Like `compiled`, for bytes already in hand (an instrumented module).
@@ -27,7 +37,14 @@ pub fn compiled_bytes(engine: &Engine, bytes: &[u8], wasm_path: &Path, cache: &C
         }
     }
     log(&format!("compiling {} ({} KiB)", wasm_path.file_name().unwrap_or_default().to_string_lossy(), bytes.len() / 1024));
-    let code = engine.precompile(bytes).map_err(|e| format!("{} is not a valid module: {e}", wasm_path.display()))?;
+    check_magic(bytes, wasm_path)?;
+    // wasmtime's error may carry a dump of the bytes around the fault: the
+    // first line says what is wrong.
+    let code = engine.precompile(bytes).map_err(|e| {
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or("").trim_end_matches(':');
+        format!("{} is not a valid module: {first}", wasm_path.display())
+    })?;
     write_atomic(&path, &code).map_err(|e| format!("cannot write the module cache {}: {e}", path.display()))?;
     // SAFETY: as above; we just wrote it.
     unsafe { engine.load(&path) }

@@ -74,7 +74,7 @@ pub struct PinReport {
 }
 
 fn read_pin(path: &Path, config: &Config) -> Result<Pin, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the pin")?;
     let pin: Pin = serde_json::from_str(&text).map_err(|e| format!("not a pin file: {e}"))?;
     if pin.version != PIN_VERSION {
         return Err(format!("pin version {} is not supported", pin.version));

@@ -51,18 +51,27 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
     let mut coverage = Vec::with_capacity(config.nodes.len());
     let mut function_names = std::collections::BTreeMap::new();
     let mut catalog = crate::catalog::Catalog::default();
-    for node in &config.nodes {
-        let built = recipe::wasm_for(node, &cache, log).map_err(LoadError::Build)?;
-        let fail = |e: String| LoadError::Build(format!("node \"{}\": {e}", node.name));
+    for (i, node) in config.nodes.iter().enumerate() {
+        // Build errors say where in the config the node is.
+        let field = match node.source {
+            seedfall_sim::config::WasmSource::Path(_) => "wasm",
+            seedfall_sim::config::WasmSource::Go { .. } => "go",
+            seedfall_sim::config::WasmSource::Cargo { .. } => "cargo",
+        };
+        let at = format!("{}: $.nodes[{i}].{field}", config.path.display());
+        let built = recipe::wasm_for(node, &cache, log).map_err(|e| LoadError::Build(format!("{at}: {e}")))?;
+        let fail = |e: String| LoadError::Build(format!("{at}: node \"{}\": {e}", node.name));
+        let raw = seedfall_sim::files::read_bytes(&built.wasm, seedfall_sim::files::MODULE_BYTES_MAX, "the module").map_err(fail)?;
+        modules::check_magic(&raw, &built.wasm).map_err(fail)?;
+        check_memory_fits(&raw, config.limits.memory_bytes_max).map_err(|e| LoadError::Build(format!("{}: $.limits.memory_mb: node \"{}\": {e}", config.path.display(), node.name)))?;
         let module = if instrument {
-            let raw = std::fs::read(&built.wasm).map_err(|e| fail(format!("cannot read {}: {e}", built.wasm.display())))?;
             let inst = seedfall_sim::coverage::instrument(&raw).map_err(fail)?;
             coverage.push(Some(inst.functions));
             function_names.insert(node.name.clone(), inst.names);
             modules::compiled_bytes(&engine, &inst.wasm, &built.wasm, &cache, log).map_err(fail)?
         } else {
             coverage.push(None);
-            modules::compiled(&engine, &built.wasm, &cache, log).map_err(fail)?
+            modules::compiled_bytes(&engine, &raw, &built.wasm, &cache, log).map_err(fail)?
         };
         compiled.push(module);
         let found = node_catalog(node, &built, &cache).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
@@ -75,6 +84,21 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
     program.catalog = catalog.entries;
     program.function_names = function_names;
     Ok(Project { program, catalog_warnings: catalog.warnings })
+}
+
+/// A module whose memory starts above `limits.memory_mb` could never be
+/// instantiated: say so at load, in the config's terms.
+fn check_memory_fits(wasm: &[u8], max: u64) -> Result<(), String> {
+    for start in seedfall_sim::coverage::memory_starts(wasm)? {
+        if start > max {
+            return Err(format!(
+                "the module's memory starts at {} MiB, more than the {} MiB a node instance may have: raise limits.memory_mb (at most 4096)",
+                start.div_ceil(1 << 20),
+                max >> 20
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn node_catalog(node: &seedfall_sim::config::NodeSpec, built: &recipe::Built, cache: &Cache) -> Result<crate::catalog::Catalog, String> {

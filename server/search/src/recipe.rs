@@ -32,6 +32,9 @@ pub struct Built {
 pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
     match &node.source {
         WasmSource::Path(p) => {
+            if p.is_dir() {
+                return Err(format!("node \"{}\": wasm file {} is a folder, expected a .wasm file", node.name, p.display()));
+            }
             if !p.is_file() {
                 return Err(format!("node \"{}\": wasm file {} does not exist", node.name, p.display()));
             }

@@ -79,6 +79,33 @@ fn rank(id: u8) -> usize {
     ORDER.iter().position(|&x| x == id).unwrap_or(0)
 }
 
+/// The initial size in bytes of every memory a module defines or imports
+/// (read before compiling: a module too big for the pool must be named in
+/// the config's terms, not the allocator's).
+pub fn memory_starts(wasm: &[u8]) -> Result<Vec<u64>, String> {
+    let e = |err: wasmparser::BinaryReaderError| format!("cannot read the module: {err}");
+    let bytes = |m: wasmparser::MemoryType| m.initial.saturating_mul(1u64 << m.page_size_log2.unwrap_or(16));
+    let mut out = Vec::new();
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.map_err(e)? {
+            Payload::ImportSection(r) => {
+                for imp in r.into_imports() {
+                    if let TypeRef::Memory(m) = imp.map_err(e)?.ty {
+                        out.push(bytes(m));
+                    }
+                }
+            }
+            Payload::MemorySection(r) => {
+                for m in r {
+                    out.push(bytes(m.map_err(e)?));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
 pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
     let e = |err: wasmparser::BinaryReaderError| format!("cannot read the module: {err}");
     let (mut imported_funcs, mut imported_memories, mut defined_memories, mut defined_funcs) = (0u32, 0u32, 0u32, 0u32);

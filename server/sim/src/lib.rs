@@ -23,6 +23,7 @@ pub mod engine;
 pub mod events;
 pub mod failure;
 pub mod faults;
+pub mod files;
 pub mod locks;
 pub mod memory;
 pub mod net;

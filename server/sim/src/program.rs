@@ -76,8 +76,8 @@ fn read_disk_seeds(config: &Config) -> Result<(Vec<Vec<(String, std::sync::Arc<[
         let mut files = Vec::with_capacity(node.disk.files.len());
         let mut bytes = 0u64;
         for (guest, host) in &node.disk.files {
-            let data = std::fs::read(host).map_err(|e| {
-                format!("{}: $.nodes[{i}].disk.files.{guest}: cannot read {} to seed {guest} on node \"{}\": {e}", config.path.display(), host.display(), node.name)
+            let data = crate::files::read_bytes(host, crate::config::SEED_BYTES_MAX, "the seed file").map_err(|e| {
+                format!("{}: $.nodes[{i}].disk.files.{guest}: {e} (to seed {guest} on node \"{}\")", config.path.display(), node.name)
             })?;
             bytes += data.len() as u64;
             if bytes > crate::config::SEED_BYTES_MAX {

@@ -273,7 +273,8 @@ impl ScheduleFile {
 
 /// Every time and length of a fault within `DURATION_MAX` (so no schedule
 /// can overflow the clock), and each other number within its meaning.
-fn check_bounds(f: &Fault) -> Result<(), String> {
+fn check_bounds(f: &Fault, sector_bytes: u64) -> Result<(), String> {
+    let sectors = crate::disk::DISK_BYTES_MAX / sector_bytes;
     let max = crate::vtime::DURATION_MAX.nanos();
     let within = |what: &str, ns: u64| if ns > max { Err(format!("{what} {ns} is over the longest duration a run may have (1000h = {max} ns)")) } else { Ok(()) };
     within("at_ns", f.at_ns())?;
@@ -293,6 +294,9 @@ fn check_bounds(f: &Fault) -> Result<(), String> {
                 return Err(format!("bit {bit} of byte {byte} is not a bit of one read"));
             }
             Ok(())
+        }
+        Fault::MisdirectedWrite { to_sector: s, .. } | Fault::LatentSectorError { sector: s, .. } if *s >= sectors => {
+            Err(format!("sector {s} is past the last sector a disk can have ({} of {sector_bytes} bytes)", sectors - 1))
         }
         _ => Ok(()),
     }
@@ -323,7 +327,7 @@ pub fn check_fits(faults: &[Fault], branches: &[Branch], config: &Config) -> Res
         }
     }
     for (i, f) in faults.iter().enumerate() {
-        check_bounds(f).map_err(|why| format!("faults[{i}] ({}): {why}", f.kind()))?;
+        check_bounds(f, config.disk.sector_bytes).map_err(|why| format!("faults[{i}] ({}): {why}", f.kind()))?;
     }
     for (i, b) in branches.iter().enumerate() {
         if b.at_ns > crate::vtime::DURATION_MAX.nanos() {

@@ -105,7 +105,11 @@ impl Scheduler {
                     // not yet charged pass on the clock.
                     let pending = store.data_mut().local.work.take_pending();
                     w.charge_quantum(idx, pending);
-                    w.nodes[idx].work_summary = store.data().local.work.summary();
+                    // Named only when host work is a real part of it.
+                    let work = &store.data().local.work;
+                    if work.since_block().saturating_mul(10) >= w.limits.watchdog_instructions {
+                        w.nodes[idx].work_summary = work.summary();
+                    }
                 }
             }
             if !store.data().local.crashed {

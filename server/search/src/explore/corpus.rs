@@ -67,7 +67,7 @@ pub fn load(dir: &Path, config: &Config) -> (Vec<Entry>, Vec<String>) {
     paths.sort();
     let (mut entries, mut stale) = (Vec::new(), Vec::new());
     for p in paths.into_iter().take(ENTRIES_MAX) {
-        let checked = std::fs::read_to_string(&p).map_err(|e| e.to_string()).and_then(|text| {
+        let checked = seedfall_sim::files::read_text(&p, seedfall_sim::files::JSON_BYTES_MAX, "the corpus entry").and_then(|text| {
             let e: Entry = serde_json::from_str(&text).map_err(|e| format!("unreadable: {e}"))?;
             if e.version != CORPUS_VERSION {
                 return Err(format!("version {} is not supported", e.version));

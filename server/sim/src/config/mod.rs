@@ -7,6 +7,7 @@
 //!
 //! One module per section: `disk`, `faults`, `net`, `nodes`; `parse` holds
 //! the parser's primitives and the error helpers.
+mod dupes;
 mod disk;
 mod faults;
 mod net;
@@ -110,10 +111,10 @@ pub struct Determinism {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        let text = crate::files::read_text(path, crate::files::JSON_BYTES_MAX, "the config").map_err(|message| ConfigError {
             file: path.to_path_buf(),
             json_path: "$".into(),
-            message: format!("cannot read the config: {e}"),
+            message,
         })?;
         Config::parse(path, &text)
     }
@@ -125,6 +126,9 @@ impl Config {
             json_path: "$".into(),
             message: format!("not valid JSON: {e}"),
         })?;
+        if let Some((json_path, key)) = dupes::first_duplicate(text) {
+            return Err(ConfigError { file: path.clone(), json_path, message: format!("\"{key}\" is given twice in the same object (JSON keeps only one; say it once)") });
+        }
         let mut parser = Parser { file: path.clone() };
         parser.config(&value)
     }

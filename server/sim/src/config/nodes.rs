@@ -52,6 +52,9 @@ impl NodeSpec {
     }
 }
 
+/// Variables seedfall sets in every guest's environment.
+pub const RESERVED_ENV: &[&str] = &["SEEDFALL_NODE", "ANTITHESIS_SDK_LOCAL_OUTPUT"];
+
 const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload", "disk"];
 const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net", "storage"];
 const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
@@ -81,6 +84,9 @@ impl Parser {
             for (k, val) in m {
                 if k.is_empty() || k.contains('=') {
                     return Err(self.err(&format!("{epath}.{k}"), "an environment variable name cannot be empty or contain '='"));
+                }
+                if RESERVED_ENV.contains(&k.as_str()) {
+                    return Err(self.err(&format!("{epath}.{k}"), format!("{k} is set by seedfall itself (to the node instance's name, or for the Antithesis SDK); choose another name")));
                 }
                 env.insert(k.clone(), self.string(val, &format!("{epath}.{k}"))?);
             }

@@ -160,8 +160,17 @@ impl Image {
             self.set_sector(data, s, sector, new.to_vec());
             return;
         }
-        let mut bytes = self.sector_bytes(data, s, sector);
-        bytes[..new.len()].copy_from_slice(new);
+        let len = self.sector_len(s, sector) as usize;
+        let bytes = if new.len() == len {
+            // Written whole (a sector skipped by a growing `resize` may
+            // still hold a shadow from when it was shorter).
+            new.to_vec()
+        } else {
+            let mut b = self.sector_bytes(data, s, sector);
+            debug_assert_eq!(b.len(), len, "a shadow sector has its sector's length");
+            b[..new.len()].copy_from_slice(new);
+            b
+        };
         self.set_sector(data, s, sector, bytes);
     }
 
@@ -225,6 +234,22 @@ mod tests {
             self.durable[d..d + (end - start) as usize].copy_from_slice(&self.data[start as usize..end as usize]);
             self.image.write(&self.data, start, end, dest * S, S);
         }
+        /// fsync's write-out: the image takes the cache's length, then the
+        /// chosen sectors, each in place.
+        fn write_out(&mut self, sectors: &[u64]) {
+            let skip: BTreeSet<u64> = sectors.iter().copied().collect();
+            self.durable.resize(self.data.len(), 0);
+            self.image.resize(&self.data, self.data.len() as u64, S, &skip);
+            for &s in sectors {
+                let start = s * S;
+                if start >= self.data.len() as u64 {
+                    continue;
+                }
+                let end = (start + S).min(self.data.len() as u64);
+                self.durable[start as usize..end as usize].copy_from_slice(&self.data[start as usize..end as usize]);
+                self.image.write(&self.data, start, end, start, S);
+            }
+        }
         fn resize_durable(&mut self, len: usize) {
             self.durable.resize(len, 0);
             self.image.resize(&self.data, len as u64, S, &BTreeSet::new());
@@ -247,7 +272,11 @@ mod tests {
             x % n
         };
         for step in 0..4000 {
-            match next(6) {
+            match next(7) {
+                6 => {
+                    let sectors: Vec<u64> = (0..next(5)).map(|_| next(14)).collect::<BTreeSet<u64>>().into_iter().collect();
+                    m.write_out(&sectors);
+                }
                 0 | 1 => {
                     let at = next(40) as usize;
                     let len = 1 + next(9) as usize;
