@@ -133,6 +133,8 @@ impl Disk {
             }
         }
         self.collect_unreachable();
+        self.orphans.clear();
+        self.orphans_dirty = false;
         self.recount_all();
         losses.sort_by(|a, b| loss_path(a).cmp(loss_path(b)));
         report.losses_more = losses.len().saturating_sub(super::LOSSES_MAX) as u64;

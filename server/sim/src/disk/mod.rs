@@ -153,6 +153,15 @@ pub struct Disk {
     held: u64,
     /// Bytes of file data (what `DISK_BYTES_MAX` bounds), kept as files change.
     size_total: u64,
+    /// Inodes no name in the cache reaches any more (unlinked, replaced by a
+    /// rename): freed by `collect_orphans` once no durable name reaches them
+    /// either and nothing holds them open. Without it a node that writes and
+    /// deletes files (a log rotating, an LSM compacting) would hold every
+    /// deleted file until its next crash.
+    orphans: BTreeSet<Ino>,
+    /// Something changed that may free an orphan (a new orphan, a durable
+    /// name change, a close).
+    orphans_dirty: bool,
 }
 
 impl Default for Disk {
@@ -192,7 +201,49 @@ impl Disk {
             writes: 0,
             held: 0,
             size_total: 0,
+            orphans: BTreeSet::new(),
+            orphans_dirty: false,
         }
+    }
+
+    fn orphan(&mut self, ino: Ino) {
+        self.inode_mut(ino).map(|i| i.parent = UNLINKED).ok();
+        self.orphans.insert(ino);
+        self.orphans_dirty = true;
+    }
+
+    /// Durable names may have changed, or a descriptor closed.
+    pub fn note_orphans_may_go(&mut self) {
+        self.orphans_dirty |= !self.orphans.is_empty();
+    }
+
+    /// Frees the orphans no durable name reaches and `held` does not hold
+    /// (open descriptors and mappings of the disk's node).
+    pub fn collect_orphans(&mut self, held: impl Fn(Ino) -> bool) {
+        if !std::mem::take(&mut self.orphans_dirty) {
+            return;
+        }
+        let durable: BTreeSet<Ino> = self.inodes.values().filter_map(|i| match &i.kind {
+            Kind::Dir { durable_entries, .. } => Some(durable_entries.values().copied()),
+            Kind::File(_) => None,
+        }).flatten().collect();
+        let free: Vec<Ino> = self.orphans.iter().copied().filter(|ino| !durable.contains(ino) && !held(*ino)).collect();
+        for ino in free {
+            self.orphans.remove(&ino);
+            // A folder removed while it still has (durable) entries keeps them.
+            if matches!(self.inodes.get(&ino).map(|i| &i.kind), Some(Kind::Dir { durable_entries, .. }) if !durable_entries.is_empty()) {
+                continue;
+            }
+            if let Some(Inode { kind: Kind::File(f), .. }) = self.inodes.remove(&ino) {
+                self.held -= f.held_bytes();
+                self.size_total -= f.data.len() as u64;
+            }
+        }
+    }
+
+    /// Inodes kept for open descriptors or durable names only (for tests).
+    pub fn orphans(&self) -> usize {
+        self.orphans.len()
     }
 
     /// Host memory this disk's files hold.
@@ -385,7 +436,7 @@ impl Disk {
             return Err(errno::ISDIR);
         }
         self.entries_mut(parent)?.remove(name);
-        self.inode_mut(ino)?.parent = UNLINKED;
+        self.orphan(ino);
         self.touch(parent, now);
         self.ops += 1;
         Ok(())
@@ -397,7 +448,7 @@ impl Disk {
             return Err(errno::NOTEMPTY);
         }
         self.entries_mut(parent)?.remove(name);
-        self.inode_mut(ino)?.parent = UNLINKED;
+        self.orphan(ino);
         self.touch(parent, now);
         self.ops += 1;
         Ok(())
@@ -422,7 +473,7 @@ impl Disk {
                 (false, false) => replaced_file = true,
                 _ => {}
             }
-            self.inode_mut(existing)?.parent = UNLINKED;
+            self.orphan(existing);
         }
         self.entries_mut(from_dir)?.remove(from);
         self.entries_mut(to_dir)?.insert(to.to_string(), ino);
@@ -620,6 +671,7 @@ impl Disk {
                 }
                 if model == FsModel::Posix && mutation != Some(Mutation::DirFsyncIgnored) {
                     *durable_entries = entries.clone();
+                    self.orphans_dirty |= !self.orphans.is_empty();
                 }
             }
         }

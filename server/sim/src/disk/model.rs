@@ -123,6 +123,7 @@ impl Disk {
             }
         }
         self.recount_all();
+        self.note_orphans_may_go();
         self.last_commit = now;
     }
 

@@ -186,8 +186,10 @@ pub fn fd_close(cx: &mut Cx<'_>, fd: u32) -> Errno {
             Fd::Socket(s) => super::sock::close(cx, s.id),
             Fd::File(f) => {
                 cx.world.disks[cx.node.idx].closed(f.ino);
+                cx.world.disks[cx.node.idx].note_orphans_may_go();
                 cx.world.locks.release_fd(cx.node.idx, fd);
             }
+            Fd::Dir(_) => cx.world.disks[cx.node.idx].note_orphans_may_go(),
             _ => {}
         }
     }))

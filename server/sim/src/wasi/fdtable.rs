@@ -131,6 +131,11 @@ impl FdTable {
         }
     }
 
+    /// Whether a descriptor has inode `ino` open.
+    pub fn holds(&self, ino: Ino) -> bool {
+        self.fds.values().any(|f| matches!(f, Fd::File(o) if o.ino == ino) || matches!(f, Fd::Dir(d) if d.ino == ino))
+    }
+
     pub fn close(&mut self, fd: u32) -> Result<Fd, Errno> {
         self.fds.remove(&fd).ok_or(errno::BADF)
     }

@@ -110,6 +110,7 @@ fn write_back(cx: &mut Cx<'_>, m: &Mapping) -> Result<(), Errno> {
 pub fn munmap(cx: &mut Cx<'_>, ptr: u32, len: u32) -> Result<(), Errno> {
     let Some(i) = cx.node.mappings.iter().position(|m| m.ptr == ptr && m.len == len) else { return Err(errno::INVAL) };
     let m = cx.node.mappings.remove(i);
+    cx.world.disks[cx.node.idx].note_orphans_may_go();
     write_back(cx, &m)
 }
 

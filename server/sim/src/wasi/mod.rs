@@ -77,6 +77,8 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
         let fuel_after = if world.fault.is_some() { 0 } else { fuel_now.saturating_sub(cost) };
         world.charge_compute(local.idx, fuel_after);
         let ops_after = world.disks[local.idx].ops;
+        let (fds, mappings) = (&local.fds, &local.mappings);
+        world.disks[local.idx].collect_orphans(|ino| fds.holds(ino) || mappings.iter().any(|m| m.ino == ino));
         if ops_after != ops_before {
             world.after_disk_ops(local.idx, ops_before, ops_after);
             world.check_memory(local.idx);
