@@ -1,6 +1,9 @@
 //! Loading a config for a command, with build progress on stderr.
 use seedfall_search::{LoadError, Project};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// Loads the project and gives each of `jobs` runs its share of the
 /// resources; returns the workers that fit the memory budget.
@@ -11,16 +14,56 @@ pub fn project_for(config: &Path, quiet: bool, resources: &crate::resources::Res
 }
 
 pub fn project(config: &Path, quiet: bool) -> Result<Project, i32> {
+    let mut progress = Progress::new(!quiet && std::io::stderr().is_terminal());
     let mut log = |msg: &str| {
         if !quiet {
-            eprintln!("seedfall: {msg}");
+            progress.say(msg);
         }
     };
-    seedfall_search::load(config, &mut log).map_err(|e| {
+    let loaded = seedfall_search::load(config, &mut log);
+    progress.done();
+    loaded.map_err(|e| {
         match e {
             LoadError::Config(e) => eprintln!("seedfall: config error: {e}"),
             LoadError::Build(e) => eprintln!("seedfall: {e}"),
         }
         2
     })
+}
+
+/// Build and compile steps on a terminal: a big module (an embedded
+/// nats-server is 33 MB) takes a minute or more to compile the first time,
+/// and neither `go build` nor wasmtime reports how far it is, so the line of
+/// a long step ticks with its elapsed time, and ends with what it took.
+/// Elsewhere (CI logs, pipes) each step is one plain line, as before.
+struct Progress {
+    terminal: bool,
+    step: Option<(ProgressBar, String, Instant)>,
+}
+
+impl Progress {
+    fn new(terminal: bool) -> Progress {
+        Progress { terminal, step: None }
+    }
+
+    fn say(&mut self, msg: &str) {
+        self.done();
+        let long = msg.starts_with("building ") || msg.starts_with("compiling ");
+        if !(self.terminal && long) {
+            eprintln!("seedfall: {msg}");
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(ProgressStyle::with_template("seedfall: {msg} {spinner} {elapsed}").unwrap());
+        bar.set_message(msg.to_string());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        self.step = Some((bar, msg.to_string(), Instant::now()));
+    }
+
+    fn done(&mut self) {
+        if let Some((bar, msg, start)) = self.step.take() {
+            bar.finish_and_clear();
+            eprintln!("seedfall: {msg}: {:.1}s", start.elapsed().as_secs_f64());
+        }
+    }
 }

@@ -107,7 +107,13 @@ fn pin_then_run_replays_the_pin_first() {
 
 #[test]
 fn cause_finds_the_window_of_the_decisive_crash_and_children_replay() {
+    // Shrink first: cause writes the failure folder again and must keep
+    // what shrink left in it.
+    let shrink = seedfall(&["shrink", "-c", "examples/kvlog/seedfall.json", "-seed", "2"]);
+    assert_eq!(shrink.code, 0, "{}", shrink.stderr);
+    let shrunk = shrink.stdout.lines().find_map(|l| l.strip_prefix("wrote ")).expect("shrink names its file").to_string();
     let out = json(&seedfall(&["cause", "-c", "examples/kvlog/seedfall.json", "-seed", "2", "-json"]));
+    assert!(repo().join(&shrunk).is_file(), "cause kept {shrunk}");
     let (after, until) = (out["window"][0].as_u64().unwrap(), out["window"][1].as_u64().unwrap());
     let crashes: Vec<&Value> = out["window_events"].as_array().unwrap().iter().filter(|e| e["event"] == "fault" && e["fault"]["kind"] == "crash").collect();
     assert!(!crashes.is_empty(), "the decisive crash is in the window ({after}..{until}): {}", out["window_events"]);

@@ -147,8 +147,11 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
     write(&tmp.join("summary.json"), &serde_json::to_vec_pretty(&summary).unwrap()).map_err(io)?;
     // Another seedfall may be writing the same failure (same seed, same
     // signature: the same bytes, since runs are deterministic); whichever
-    // rename lands, the folder is complete.
+    // rename lands, the folder is complete. What the tools added to an
+    // existing folder (shrink's faults.shrunk.json, cause's children) is
+    // carried over: writing the folder again must not lose earlier work.
     if fin.exists() {
+        carry_over(&fin, &tmp);
         let _ = std::fs::remove_dir_all(&fin);
     }
     if let Err(e) = std::fs::rename(&tmp, &fin) {
@@ -159,6 +162,23 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
     }
     Ok(fin)
 }
+
+/// Moves every entry of the old folder that the new one lacks into it.
+/// Bounded by the folder's listing; an entry that cannot move stays behind
+/// and goes with the old folder.
+fn carry_over(old: &Path, new: &Path) {
+    let Ok(entries) = std::fs::read_dir(old) else { return };
+    for e in entries.flatten().take(FOLDER_ENTRIES_MAX) {
+        let to = new.join(e.file_name());
+        if !to.exists() {
+            let _ = std::fs::rename(e.path(), &to);
+        }
+    }
+}
+
+/// More entries than a failure folder ever holds (its files, faults.shrunk.json
+/// and cause's children folder).
+const FOLDER_ENTRIES_MAX: usize = 1024;
 
 /// The last line of a stdout or stderr file whose stream passed its cap.
 pub fn capped_note(cap: u64, dropped_bytes: u64, dropped_lines: u64) -> String {
