@@ -18,6 +18,7 @@ const CONFIGS: &[(&str, usize)] = &[
     ("examples/walkv/seedfall.json", 100),
     ("examples/walkv/seedfall.posix.json", 60),
     ("examples/walkv/seedfall.fixed.json", 60),
+    ("examples/sqlitekv/seedfall.json", 60),
     ("tests/guests/basics.json", 24),
     ("tests/guests/props.json", 24),
     ("tests/guests/antithesis.json", 24),
