@@ -19,6 +19,8 @@ const CONFIGS: &[(&str, usize)] = &[
     ("examples/walkv/seedfall.posix.json", 60),
     ("examples/walkv/seedfall.fixed.json", 60),
     ("examples/sqlitekv/seedfall.json", 60),
+    ("examples/raftkv/seedfall.json", 8),
+    ("examples/raftkv/seedfall.broken.json", 8),
     ("tests/guests/basics.json", 24),
     ("tests/guests/props.json", 24),
     ("tests/guests/antithesis.json", 24),

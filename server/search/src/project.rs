@@ -121,6 +121,10 @@ impl Project {
     /// `example.com/m/main.go:12`, or a Rust `src/main.rs:12`) into a path on
     /// this machine, when the node's recipe tells where its sources are.
     pub fn resolve_location(&self, instance: &str, raw: &str) -> Option<std::path::PathBuf> {
+        self.find_location(instance, raw).map(|p| lexical(&p))
+    }
+
+    fn find_location(&self, instance: &str, raw: &str) -> Option<std::path::PathBuf> {
         let node_name = instance.split('#').next().unwrap_or(instance);
         let node = self.program.config.nodes.iter().find(|n| n.name == node_name)?;
         let (file, line) = raw.rsplit_once(':')?;
@@ -142,6 +146,20 @@ impl Project {
                         }
                     }
                 }
+                // A module replaced by a local folder (the SDK, a fork):
+                // -trimpath names its files module@version/path.
+                for (module, local) in local_replacements(&gomod) {
+                    let rest = file.strip_prefix(&format!("{module}/")).or_else(|| {
+                        let after = file.strip_prefix(&format!("{module}@"))?;
+                        Some(after.split_once('/')?.1)
+                    });
+                    if let Some(rest) = rest {
+                        let p = d.join(local).join(rest);
+                        if p.is_file() {
+                            return Some(p);
+                        }
+                    }
+                }
             }
             let p = d.join(file);
             if p.is_file() {
@@ -150,5 +168,67 @@ impl Project {
             ancestor = d.parent();
         }
         None
+    }
+}
+
+/// The `replace module [version] => ./local/dir` lines of a go.mod (single
+/// lines and blocks) whose target is a local folder.
+fn local_replacements(gomod: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut in_block = false;
+    for line in gomod.lines().map(str::trim) {
+        let body = if in_block {
+            if line == ")" {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if line == "replace (" {
+            in_block = true;
+            continue;
+        } else if let Some(rest) = line.strip_prefix("replace ") {
+            rest
+        } else {
+            continue;
+        };
+        let Some((from, to)) = body.split_once("=>") else { continue };
+        let (module, to) = (from.split_whitespace().next().unwrap_or(""), to.trim());
+        if !module.is_empty() && (to.starts_with("./") || to.starts_with("../") || to.starts_with('/')) {
+            out.push((module.to_string(), to.to_string()));
+        }
+    }
+    out
+}
+
+/// `a/b/../c` as `a/c`, without touching the file system (the path is shown
+/// to people and compared, not opened through symlinks).
+fn lexical(p: &Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_replacements_read_lines_and_blocks() {
+        let gomod = "module x\n\nreplace seedfall.dev/sdk => ../../sdk/go\nreplace (\n\tgithub.com/a/b v1.2.0 => ./fork\n\tgithub.com/c/d => github.com/e/d v1.0.0\n)\n";
+        assert_eq!(
+            local_replacements(gomod),
+            vec![("seedfall.dev/sdk".to_string(), "../../sdk/go".to_string()), ("github.com/a/b".to_string(), "./fork".to_string())]
+        );
+        assert_eq!(lexical(Path::new("examples/raftkv/../../sdk/go/x.go")), Path::new("sdk/go/x.go"));
+        assert_eq!(lexical(Path::new("/a/./b/../c")), Path::new("/a/c"));
     }
 }
