@@ -17,45 +17,10 @@ use rusqlite::{Connection, OpenFlags};
 
 const DB: &str = "/data/kv.db";
 
-/// The oracle imports of the `seedfall` module (docs/abi.md); the Rust SDK
-/// does not wrap them yet.
-#[cfg(target_arch = "wasm32")]
-mod oracle {
-    #[link(wasm_import_module = "seedfall")]
-    extern "C" {
-        fn oracle_put(key_ptr: *const u8, key_len: usize, value_ptr: *const u8, value_len: usize);
-        fn oracle_get(key_ptr: *const u8, key_len: usize, buf_ptr: *mut u8, buf_len: usize) -> i32;
-    }
-
-    pub fn put(key: &str, value: &str) {
-        unsafe { oracle_put(key.as_ptr(), key.len(), value.as_ptr(), value.len()) }
-    }
-
-    pub fn get(key: &str) -> Option<String> {
-        let mut buf = vec![0u8; 64];
-        let n = unsafe { oracle_get(key.as_ptr(), key.len(), buf.as_mut_ptr(), buf.len()) };
-        if n < 0 || n as usize > buf.len() {
-            return None;
-        }
-        buf.truncate(n as usize);
-        String::from_utf8(buf).ok()
-    }
-}
-
-/// Off wasm32 there is no crash to survive: the oracle is this process's memory.
-#[cfg(not(target_arch = "wasm32"))]
-mod oracle {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static MEM: Mutex<Option<HashMap<String, String>>> = Mutex::new(None);
-
-    pub fn put(key: &str, value: &str) {
-        MEM.lock().unwrap().get_or_insert_with(HashMap::new).insert(key.into(), value.into());
-    }
-
-    pub fn get(key: &str) -> Option<String> {
-        MEM.lock().unwrap().as_ref().and_then(|m| m.get(key).cloned())
-    }
+/// A number kept as text in seedfall's test oracle (`seedfall::remember`,
+/// docs/sdk-rust.md), which outlives the node's crashes.
+fn recall_number(key: &str) -> Option<u64> {
+    seedfall::recall(key).and_then(|v| String::from_utf8(v).ok()).and_then(|s| s.parse().ok())
 }
 
 fn arg(name: &str, default: &str) -> String {
@@ -70,9 +35,9 @@ fn main() {
     let vfs = arg("--vfs", "unix-none");
     let locking = arg("--locking", "exclusive");
 
-    let starts: u64 = oracle::get("starts").and_then(|s| s.parse().ok()).unwrap_or(0) + 1;
-    oracle::put("starts", &starts.to_string());
-    let acked: u64 = oracle::get("acked").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let starts: u64 = recall_number("starts").unwrap_or(0) + 1;
+    seedfall::remember("starts", starts.to_string().as_bytes());
+    let acked: u64 = recall_number("acked").unwrap_or(0);
 
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
     let db = Connection::open_with_flags_and_vfs(DB, flags, vfs.as_str()).unwrap_or_else(|e| panic!("open {DB} (vfs {vfs}): {e}"));
@@ -114,7 +79,7 @@ fn main() {
     for k in first..=inserts {
         insert.execute(rusqlite::params![k, format!("value-{k}")]).unwrap_or_else(|e| panic!("insert {k}: {e}"));
         // Committed (autocommit): acknowledged.
-        oracle::put("acked", &k.to_string());
+        seedfall::remember("acked", k.to_string().as_bytes());
     }
     seedfall::reachable!("every insert committed", { "inserts" => inserts, "starts" => starts });
 }

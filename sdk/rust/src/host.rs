@@ -1,7 +1,8 @@
-//! The boundary to the seedfall host: on `wasm32` the four imports of the
-//! `seedfall` module (see docs/abi.md), elsewhere a native stand-in so the
-//! same program builds and runs outside the simulator (failures go to
-//! stderr, randomness is a time-seeded xorshift, buggify never fires).
+//! The boundary to the seedfall host: on `wasm32` the imports of the
+//! `seedfall` module this SDK uses (see docs/abi.md), elsewhere a native
+//! stand-in so the same program builds and runs outside the simulator
+//! (failures go to stderr, randomness is a time-seeded xorshift, buggify
+//! never fires, the oracle is this process's memory under the host's bounds).
 //! Under `cfg(test)` every property evaluation is also recorded for the
 //! unit tests.
 
@@ -15,6 +16,11 @@ pub const SOMETIMES: u32 = 2;
 pub const REACHABLE: u32 = 3;
 /// Fails when ever reached.
 pub const UNREACHABLE: u32 = 4;
+
+/// Bounds of the test oracle, the host's (`ORACLE_*` in server/sim/src/abi.rs).
+pub const ORACLE_KEY_BYTES_MAX: usize = 1024;
+pub const ORACLE_VALUE_BYTES_MAX: usize = 64 << 10;
+pub const ORACLE_KEYS_MAX: usize = 10_000;
 
 /// One evaluation of a property.
 pub fn assert(kind: u32, cond: bool, msg: &str, details: &str, loc: &str) {
@@ -38,6 +44,16 @@ pub fn buggify(site: &str) -> bool {
     imp::buggify(site)
 }
 
+/// Stores `value` under `key` in the run's oracle (bounds checked by the caller).
+pub fn oracle_put(key: &str, value: &[u8]) {
+    imp::oracle_put(key, value)
+}
+
+/// The value stored under `key`, if any.
+pub fn oracle_get(key: &str) -> Option<Vec<u8>> {
+    imp::oracle_get(key)
+}
+
 #[cfg(target_arch = "wasm32")]
 mod imp {
     #[link(wasm_import_module = "seedfall")]
@@ -59,6 +75,10 @@ mod imp {
         fn sf_random_u64() -> u64;
         #[link_name = "buggify"]
         fn sf_buggify(site_ptr: *const u8, site_len: usize) -> u32;
+        #[link_name = "oracle_put"]
+        fn sf_oracle_put(key_ptr: *const u8, key_len: usize, value_ptr: *const u8, value_len: usize);
+        #[link_name = "oracle_get"]
+        fn sf_oracle_get(key_ptr: *const u8, key_len: usize, buf_ptr: *mut u8, buf_len: usize) -> i32;
     }
 
     pub fn assert(kind: u32, cond: bool, msg: &str, details: &str, loc: &str) {
@@ -91,6 +111,31 @@ mod imp {
     pub fn buggify(site: &str) -> bool {
         // SAFETY: the host only reads `site`, live for the call.
         unsafe { sf_buggify(site.as_ptr(), site.len()) != 0 }
+    }
+
+    pub fn oracle_put(key: &str, value: &[u8]) {
+        // SAFETY: the host only reads the two ranges, live for the call.
+        unsafe { sf_oracle_put(key.as_ptr(), key.len(), value.as_ptr(), value.len()) }
+    }
+
+    pub fn oracle_get(key: &str) -> Option<Vec<u8>> {
+        // The host answers the value's length and copies it only when it
+        // fits: one retry with the exact size (values are at most 64 KiB).
+        let mut buf = vec![0u8; 256];
+        for _ in 0..2 {
+            // SAFETY: the host reads `key` and writes at most `buf.len()`
+            // bytes into `buf`, both live for the call.
+            let n = unsafe { sf_oracle_get(key.as_ptr(), key.len(), buf.as_mut_ptr(), buf.len()) };
+            let Ok(n) = usize::try_from(n) else { return None };
+            if n <= buf.len() {
+                buf.truncate(n);
+                return Some(buf);
+            }
+            buf = vec![0u8; n];
+        }
+        // The value grew between the two calls: only another node can do that
+        // and a node runs alone between host calls, so this is unreachable.
+        unreachable!("seedfall oracle value for {key:?} changed size during a recall")
     }
 }
 
@@ -152,6 +197,44 @@ mod imp {
 
     pub fn buggify(_site: &str) -> bool {
         false
+    }
+
+    /// The process's oracle: what the host keeps for a run, kept here for
+    /// the life of the process, with the same key cap.
+    static ORACLE: std::sync::Mutex<super::NativeOracle> = std::sync::Mutex::new(super::NativeOracle::new());
+
+    pub fn oracle_put(key: &str, value: &[u8]) {
+        ORACLE.lock().unwrap_or_else(|e| e.into_inner()).put(key, value);
+    }
+
+    pub fn oracle_get(key: &str) -> Option<Vec<u8>> {
+        ORACLE.lock().unwrap_or_else(|e| e.into_inner()).get(key)
+    }
+}
+
+/// The oracle off `wasm32`, with the host's rule for the key cap: past
+/// `ORACLE_KEYS_MAX` keys, new keys are ignored and existing ones still
+/// change.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+pub struct NativeOracle {
+    values: std::collections::BTreeMap<String, Vec<u8>>,
+}
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+impl NativeOracle {
+    pub const fn new() -> NativeOracle {
+        NativeOracle { values: std::collections::BTreeMap::new() }
+    }
+
+    pub fn put(&mut self, key: &str, value: &[u8]) {
+        if self.values.len() < ORACLE_KEYS_MAX || self.values.contains_key(key) {
+            self.values.insert(key.to_string(), value.to_vec());
+        }
+        assert!(self.values.len() <= ORACLE_KEYS_MAX, "the native oracle keeps at most ORACLE_KEYS_MAX keys");
+    }
+
+    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.values.get(key).cloned()
     }
 }
 

@@ -9,7 +9,10 @@
 //!   seedfall knows every property before running the program and can fail a
 //!   sweep for one that never ran;
 //! - [`setup_complete`], [`random_u64`], [`random_below`], [`buggify()`] and
-//!   [`buggify!`].
+//!   [`buggify!`];
+//! - the test oracle, [`remember`] and [`recall`]: bytes kept by seedfall
+//!   outside every node, so a check can know what was acknowledged before a
+//!   crash.
 //!
 //! The message of every property macro must be a **string literal**: it is
 //! the property's identity and it goes into the catalog through `concat!`.
@@ -21,7 +24,7 @@
 //! Off `wasm32` (say, a native `cargo run` of the same program) nothing is
 //! recorded: a failing property prints `seedfall: property failed: <message>`
 //! to stderr and the program continues, randomness is a time-seeded
-//! xorshift, and `buggify` never fires.
+//! xorshift, `buggify` never fires, and the oracle is the process's memory.
 //!
 //! ```
 //! let balance: i64 = 10;
@@ -88,6 +91,47 @@ fn below_with(n: u64, mut draw: impl FnMut() -> u64) -> u64 {
 /// Always `false` off `wasm32`.
 pub fn buggify(site: &str) -> bool {
     host::buggify(site)
+}
+
+/// Stores `value` under `key` in seedfall's memory for this run: the test
+/// oracle, kept outside every node, so it survives crashes and restarts.
+/// It is for the workload's checks, never for the system under test: a
+/// client remembers which writes were acknowledged, and after a crash the
+/// checker [`recall`]s them to verify they survived. Storing under a key
+/// again replaces its value.
+///
+/// Bounds (the host's, docs/abi.md): a key is at most 1 KiB and a value at
+/// most 64 KiB, and a run keeps at most 10,000 keys (a new key past that is
+/// ignored; existing keys still change). Off `wasm32` the oracle is this
+/// process's memory, with the same bounds.
+///
+/// # Panics
+///
+/// When `key` is over 1 KiB or `value` over 64 KiB: the host would drop it,
+/// and a later [`recall`] would report a loss that never happened.
+pub fn remember(key: &str, value: &[u8]) {
+    assert!(
+        key.len() <= host::ORACLE_KEY_BYTES_MAX,
+        "seedfall::remember: a key is at most {} bytes, this one has {}",
+        host::ORACLE_KEY_BYTES_MAX,
+        key.len()
+    );
+    assert!(
+        value.len() <= host::ORACLE_VALUE_BYTES_MAX,
+        "seedfall::remember: a value is at most {} bytes, the one for {key:?} has {}",
+        host::ORACLE_VALUE_BYTES_MAX,
+        value.len()
+    );
+    host::oracle_put(key, value);
+}
+
+/// What [`remember`] stored under `key` in this run, or `None` if nothing
+/// was (an empty value is `Some(vec![])`).
+pub fn recall(key: &str) -> Option<Vec<u8>> {
+    if key.len() > host::ORACLE_KEY_BYTES_MAX {
+        return None; // no such key can have been stored
+    }
+    host::oracle_get(key)
 }
 
 /// A `Sometimes` whose message is built at run time (say,

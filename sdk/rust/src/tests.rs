@@ -223,3 +223,42 @@ fn native_random_u64_varies_and_buggify_never_fires() {
     assert!(!crate::buggify!("slow-commit"));
     crate::setup_complete();
 }
+
+#[test]
+fn the_native_oracle_remembers_replaces_and_tells_empty_from_absent() {
+    assert_eq!(crate::recall("tests/oracle/never stored"), None);
+    crate::remember("tests/oracle/acked", b"k1");
+    assert_eq!(crate::recall("tests/oracle/acked").as_deref(), Some(&b"k1"[..]));
+    crate::remember("tests/oracle/acked", b"k1,k2");
+    assert_eq!(crate::recall("tests/oracle/acked").as_deref(), Some(&b"k1,k2"[..]));
+    crate::remember("tests/oracle/empty", b"");
+    assert_eq!(crate::recall("tests/oracle/empty"), Some(Vec::new()));
+    // The largest value the host keeps round-trips whole.
+    let big = vec![7u8; crate::host::ORACLE_VALUE_BYTES_MAX];
+    crate::remember("tests/oracle/big", &big);
+    assert_eq!(crate::recall("tests/oracle/big"), Some(big));
+}
+
+#[test]
+fn oracle_bounds_are_the_hosts() {
+    let long_key = "k".repeat(crate::host::ORACLE_KEY_BYTES_MAX + 1);
+    let key_panic = std::panic::catch_unwind(|| crate::remember(&long_key, b"v")).unwrap_err();
+    let text = key_panic.downcast_ref::<String>().unwrap();
+    assert_eq!(text, "seedfall::remember: a key is at most 1024 bytes, this one has 1025");
+    assert_eq!(crate::recall(&long_key), None);
+    let too_big = vec![0u8; crate::host::ORACLE_VALUE_BYTES_MAX + 1];
+    let value_panic = std::panic::catch_unwind(|| crate::remember("tests/oracle/too big", &too_big)).unwrap_err();
+    let text = value_panic.downcast_ref::<String>().unwrap();
+    assert_eq!(text, "seedfall::remember: a value is at most 65536 bytes, the one for \"tests/oracle/too big\" has 65537");
+    assert_eq!(crate::recall("tests/oracle/too big"), None);
+    // Past the key cap a new key is ignored and an existing one still changes
+    // (a private store: the process's oracle is shared by the other tests).
+    let mut oracle = crate::host::NativeOracle::new();
+    for i in 0..crate::host::ORACLE_KEYS_MAX {
+        oracle.put(&format!("k{i}"), b"x");
+    }
+    oracle.put("one too many", b"x");
+    assert_eq!(oracle.get("one too many"), None);
+    oracle.put("k0", b"changed");
+    assert_eq!(oracle.get("k0").as_deref(), Some(&b"changed"[..]));
+}

@@ -14,11 +14,9 @@ pub struct InspectArgs {
     /// matches `server#1`...).
     #[arg(long)]
     pub node: Option<String>,
-    /// Only these kinds of event (comma-separated): output, property, fault,
-    /// crash, restart, start, exit, fsync, disk, failure, setup, branch, net,
-    /// other. `disk` lists every disk event: creates, renames, unlinks,
-    /// mkdirs, truncates, fsyncs and what each crash lost.
-    #[arg(long)]
+    // Only these kinds of event; the help is made from `KINDS`, so the list
+    // a user reads is the list `-kind` accepts.
+    #[arg(long, help = kind_help())]
     pub kind: Option<String>,
     /// Also print each node's disk as it survived every crash, and at the
     /// end: paths, sizes, a content hash.
@@ -30,6 +28,14 @@ pub struct InspectArgs {
 }
 
 pub const KINDS: &[&str] = &["output", "property", "fault", "crash", "restart", "start", "exit", "fsync", "disk", "failure", "setup", "branch", "net", "other"];
+
+/// The help of `-kind`: every name of `KINDS`, and what `disk` and `net` take.
+fn kind_help() -> String {
+    format!(
+        "Only these kinds of event (comma-separated): {}. `disk` lists every disk event: creates, renames, unlinks, mkdirs, truncates, fsyncs and what each crash lost; `net` lists connections made, refused, timed out and reset, and partitions healing",
+        KINDS.join(", ")
+    )
+}
 
 /// Whether an event is of a `-kind` (`disk` also takes fsyncs and crashes).
 pub fn is_kind(kind: &str, e: &EventKind) -> bool {
@@ -125,6 +131,22 @@ fn print_tree(t: &seedfall_sim::outcome::DiskTree) {
         match &e.hash {
             Some(h) => println!("{:>16}    {:<40} {:>10} bytes  {h}", "", e.path, e.size),
             None => println!("{:>16}    {}/", "", e.path),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_in_the_help_of_the_cli_and_of_the_mcp_tool() {
+        let words = |text: &str| -> Vec<String> { text.split(|c: char| !c.is_ascii_alphanumeric()).map(str::to_string).collect() };
+        let mcp = serde_json::to_string(&schemars::schema_for!(crate::mcp::InspectParams)).unwrap();
+        let (help_words, mcp_words) = (words(&kind_help()), words(&mcp));
+        for k in KINDS {
+            assert!(help_words.iter().any(|w| w == k), "{k} not in {}", kind_help());
+            assert!(mcp_words.iter().any(|w| w == k), "{k} not in the MCP inspect tool's schema: {mcp}");
         }
     }
 }

@@ -45,7 +45,7 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Turn a failure into a regression that every later run replays first.
     Pin(pin::PinArgs),
-    /// When did the failure become inevitable? Branch the run and see.
+    /// Which faults does the failure need, and when did it become certain after them?
     Cause(cause::CauseArgs),
     /// The editor daemon: LSP over stdio (diagnostics, lenses, background runs).
     Lsp(LspArgs),

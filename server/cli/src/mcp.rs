@@ -64,7 +64,7 @@ pub struct InspectParams {
     pub faults: Option<String>,
     /// Only these node instances, comma-separated.
     pub node: Option<String>,
-    /// Only these event kinds, comma-separated (output, property, fault, crash, restart, start, exit, fsync, failure, setup, branch, net, other).
+    /// Only these event kinds, comma-separated (output, property, fault, crash, restart, start, exit, fsync, disk, failure, setup, branch, net, other).
     pub kind: Option<String>,
 }
 
@@ -177,20 +177,34 @@ impl Seedfall {
     }
 }
 
+/// `200 runs, 18 failed in 1 finding; bank: panic: account N overdrawn...
+/// (18 seeds, shortest seed 142, schedule .../faults.json)`
 fn failures_summary(v: &Value) -> String {
     let failures = v["failures"].as_array().map(|f| f.len()).unwrap_or(0);
     let mut s = format!("{} runs, {failures} failed", v["runs"]);
-    if let Some(f) = v["failures"].as_array().and_then(|f| f.first()) {
-        s.push_str(&format!("; first: seed {} {}: {}", f["seed"], f["nodes"][0]["node"].as_str().unwrap_or(""), f["nodes"][0]["message"].as_str().unwrap_or("")));
-        if let Some(folder) = f["folder"].as_str() {
-            s.push_str(&format!(" (schedule {folder}/faults.json)"));
+    if let Some(findings) = v["failure_findings"].as_array().filter(|f| !f.is_empty()) {
+        s.push_str(&format!(" in {} finding{}", findings.len(), if findings.len() == 1 { "" } else { "s" }));
+        for f in findings.iter().take(FINDINGS_SUMMARIZED_MAX) {
+            let seed = &f["shortest"][0]["seed"];
+            s.push_str(&format!("; {} ({} seeds, shortest seed {seed}", f["title"].as_str().unwrap_or(""), f["count"]));
+            let folder = v["failures"].as_array().into_iter().flatten().find(|x| x["seed"] == *seed).and_then(|x| x["folder"].as_str());
+            if let Some(folder) = folder {
+                s.push_str(&format!(", schedule {folder}/faults.json"));
+            }
+            s.push(')');
         }
+    } else if let Some(f) = v["failures"].as_array().and_then(|f| f.first()) {
+        // A replay: one run.
+        s.push_str(&format!("; first: seed {} {}: {}", f["seed"], f["nodes"][0]["node"].as_str().unwrap_or(""), f["nodes"][0]["message"].as_str().unwrap_or("")));
     }
     if let Some(stop) = v["exploration"]["stop"].as_str().or(v["stop"].as_str()) {
         s.push_str(&format!("; stopped: {stop}"));
     }
     s
 }
+
+/// Findings named in a run's one-line summary (all are in its JSON).
+const FINDINGS_SUMMARIZED_MAX: usize = 5;
 
 #[tool_router(server_handler)]
 impl Seedfall {
@@ -248,14 +262,14 @@ impl Seedfall {
         self.call(ctx, args, true, |v| format!("{} events", v.as_array().map(|a| a.len()).unwrap_or(0))).await
     }
 
-    #[tool(description = "When did the failure become inevitable? Branches the run at many moments; returns the fraction failing per moment, the window and its events.")]
+    #[tool(description = "Which faults does the failure need, and when did it become certain? Tries the run without each fault (and the necessary ones moved), then branches it at many moments after the last necessary fault; returns the necessary and incidental faults, the fraction failing per moment, the window (or null when no moment made the failure likely) and its events.")]
     async fn seedfall_cause(&self, Parameters(p): Parameters<CauseParams>, ctx: RequestContext<RoleServer>) -> CallToolResult {
         let mut args = vec!["cause".into(), "-c".into(), p.config, "--json".into()];
         run_ref(&mut args, p.seed, p.faults);
         opt(&mut args, "--moments", p.moments);
         opt(&mut args, "--children", p.children);
         opt(&mut args, "-j", p.j);
-        self.call(ctx, args, true, |v| format!("became inevitable in {} ns", v["window"])).await
+        self.call(ctx, args, true, cause_summary).await
     }
 
     #[tool(description = "Turn a failure into a regression that every later seedfall run replays first.")]
@@ -265,6 +279,18 @@ impl Seedfall {
         opt(&mut args, "--name", p.name);
         self.call(ctx, args, false, |v| v["output"].as_str().unwrap_or("").to_string()).await
     }
+}
+
+/// `necessary faults: crash kv at 266488716 ns; became certain in [754776571,754776572] ns`
+fn cause_summary(v: &Value) -> String {
+    let necessary: Vec<String> = v["necessary_faults"].as_array().into_iter().flatten().map(|t| format!("{} {} at {} ns", t["fault"]["kind"].as_str().unwrap_or("?"), t["fault"]["node"].as_str().unwrap_or("?"), t["fault"]["at_ns"])).collect();
+    let faults = if necessary.is_empty() { "no necessary fault".to_string() } else { format!("necessary faults: {}", necessary.join(", ")) };
+    let window = match v["became"].as_str() {
+        Some("certain") | Some("likely") => format!("became {} in {} ns", v["became"].as_str().unwrap_or(""), v["window"]),
+        Some("not_for_good") => "no moment made the failure likely for good".to_string(),
+        _ => "no moment made the failure likely".to_string(),
+    };
+    format!("{faults}; {window}")
 }
 
 pub fn main() -> i32 {

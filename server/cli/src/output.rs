@@ -67,6 +67,44 @@ pub fn failure_block(project: &Project, outcome: &Outcome) -> String {
     s
 }
 
+/// One finding on the terminal: the block of its shortest failing run, how
+/// many seeds failed the same way, other messages it gave, and the commands
+/// that replay and shrink the shortest.
+pub fn finding_block(f: &seedfall_search::finding::Finding, shortest: &str, folder: Option<&Path>, config: &str, keep: usize) -> String {
+    let mut s = shortest.to_string();
+    if let Some(folder) = folder {
+        s.push_str(&format!("    saved in {}\n", relative(folder)));
+    }
+    let seeds: Vec<String> = f.seeds.iter().take(SEEDS_LISTED_MAX).map(u64::to_string).collect();
+    let more = if f.seeds.len() > SEEDS_LISTED_MAX || f.count > f.seeds.len() as u64 { ", ..." } else { "" };
+    if f.count > 1 {
+        s.push_str(&format!("  the shortest of {} failing seeds of this finding ({}{more}); folders kept for the {} shortest\n", f.count, seeds.join(", "), keep.min(f.count as usize)));
+    } else {
+        s.push_str("  the only failing seed of this finding\n");
+    }
+    let first = f.shortest.first().map(|r| r.seed);
+    for e in f.examples.iter().filter(|e| Some(e.seed) != first).take(2) {
+        let details = e.details.as_deref().map(|d| format!(" {d}")).unwrap_or_default();
+        s.push_str(&format!("  also seed {}: {}\n", e.seed, clip(&safe(&format!("{}{details}", e.message)), EXAMPLE_CHARS_MAX)));
+    }
+    if let Some(seed) = first {
+        let faults = folder.map(|p| format!(" -faults {}", relative(&p.join("faults.json")))).unwrap_or_default();
+        s.push_str(&format!("  replay it: seedfall replay -c {config} -seed {seed}{faults}\n"));
+        s.push_str(&format!("  shrink it: seedfall shrink -c {config} -seed {seed}{faults}\n"));
+    }
+    s
+}
+
+const SEEDS_LISTED_MAX: usize = 10;
+const EXAMPLE_CHARS_MAX: usize = 200;
+
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 /// `found under ext4; fails under strict POSIX too`
 pub fn durability_text(m: &seedfall_sim::outcome::ModelCheck) -> String {
     format!("found under {}; {}", m.found_under, m.label)
@@ -187,24 +225,59 @@ fn tally_location(project: &Project, t: &seedfall_search::properties::PropertyTa
     location_text(project, &node, raw)
 }
 
-/// The property table of a sweep: each property with its run counts.
+/// The property table of a sweep: each property with its run counts, and
+/// `FAIL` before each row that fails the sweep (a false `always`, a reached
+/// `unreachable`, a must-hit property never reached, a `sometimes` never
+/// true). `true` and `false` count runs with at least one true (false)
+/// evaluation; they are blank for `reachable` and `unreachable`, whose
+/// condition carries nothing (reaching them is the whole event).
 pub fn property_table(project: &Project, table: &seedfall_search::properties::PropertyTable) -> String {
     if table.by_message.is_empty() {
         return String::new();
     }
+    let findings = table.findings();
     let width = table.by_message.keys().map(|m| m.len()).max().unwrap_or(0).min(48) + 2;
     let mut s = String::from("properties:\n");
     for t in table.by_message.values() {
         let quoted = format!("\"{}\"", safe(&t.message));
-        s.push_str(&format!(
-            "  {:<21} {quoted:<width$} hit {:>5} runs  true {:>5}  {}\n",
+        let marker = if tally_fails(t, &findings) { "FAIL" } else { "" };
+        let (truth, falsity) = match tally_counts_truth(t.kind) {
+            true => (format!("true {:>5}", t.runs_true), format!("false {:>5}", t.runs_false)),
+            false => (String::new(), String::new()),
+        };
+        let row = format!(
+            "  {marker:<4} {:<21} {quoted:<width$} hit {:>5} runs  {truth:<10}  {falsity:<11}  {}",
             t.kind.name(),
             t.runs_hit,
-            t.runs_true,
             tally_location(project, t),
-        ));
+        );
+        s.push_str(row.trim_end());
+        s.push('\n');
     }
     s
+}
+
+/// Whether a property's true and false counts mean anything: they do for
+/// `always`, `always_or_unreachable` and `sometimes`.
+fn tally_counts_truth(kind: seedfall_sim::props::PropertyKind) -> bool {
+    use seedfall_sim::props::PropertyKind;
+    matches!(kind, PropertyKind::Always | PropertyKind::AlwaysOrUnreachable | PropertyKind::Sometimes)
+}
+
+/// Whether this row fails the sweep: one of its runs failed on it, or it is
+/// one of the sweep's findings (never reached, never true).
+fn tally_fails(t: &seedfall_search::properties::PropertyTally, findings: &[seedfall_search::properties::Finding]) -> bool {
+    use seedfall_search::properties::Finding;
+    use seedfall_sim::props::PropertyKind;
+    let failed_in_a_run = match t.kind {
+        PropertyKind::Always | PropertyKind::AlwaysOrUnreachable => t.runs_false > 0,
+        PropertyKind::Unreachable => t.runs_hit > 0,
+        PropertyKind::Sometimes | PropertyKind::Reachable => false,
+    };
+    let found = findings.iter().any(|f| match f {
+        Finding::NeverReached { message, .. } | Finding::NeverTrue { message, .. } => *message == t.message,
+    });
+    failed_in_a_run || found
 }
 
 pub fn finding_line(project: &Project, f: &seedfall_search::properties::Finding) -> String {

@@ -2,7 +2,7 @@
 //! self-contained HTML page, or Markdown when FILE ends in `.md`.
 //!
 //! It says what is new, what still fails and what got fixed: findings (a
-//! failure signature: node and message, or a property's never-reached /
+//! finding of failing runs (`finding::Signature`), or a property's never-reached /
 //! never-true verdict) are tracked across reports in `.seedfall/findings.json`
 //! next to the config, each one `new`, `ongoing`, `resolved` or `regressed`.
 use crate::output;
@@ -48,8 +48,8 @@ impl Groups {
     /// Adds a failing outcome (which carries its trace).
     pub fn add(&mut self, o: &Outcome, folder: Option<PathBuf>) {
         let f = o.failure.as_ref().expect("a failing outcome");
-        let node = f.node.split('#').next().unwrap_or(&f.node);
-        let signature = format!("{node}: {}", f.message);
+        // The same findings as the sweep's output (`finding::Signature`).
+        let signature = seedfall_search::finding::Signature::of(f).title();
         let g = self.by_signature.entry(signature.clone()).or_insert_with(|| Group {
             signature: signature.clone(),
             title: signature.clone(),

@@ -28,6 +28,10 @@ pub struct Resources {
     /// oldest folders of already-kept failures go first (default `1GiB`).
     #[arg(long = "failures-budget", value_name = "SIZE")]
     pub failures_budget: Option<String>,
+    /// Failure folders kept per finding: its shortest failing runs (default
+    /// 3); `.seedfall/failures-index.json` lists every failing seed.
+    #[arg(long = "keep-failures", value_name = "N", default_value_t = seedfall_search::kept::KEEP_DEFAULT)]
+    pub keep_failures: usize,
 }
 
 /// "8GiB", "512MiB", "4M", "100k", "0": bytes. Units are binary.

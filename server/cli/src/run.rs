@@ -64,6 +64,8 @@ struct RunJson<'a> {
     exploration: Option<serde_json::Value>,
     properties: Vec<seedfall_search::properties::PropertyTally>,
     findings: Vec<seedfall_search::properties::Finding>,
+    /// Failing runs grouped by what failed (`finding::Signature`).
+    failure_findings: Vec<&'a seedfall_search::finding::Finding>,
     catalog_warnings: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     trace_hashes: Option<Vec<(u64, String)>>,
@@ -139,7 +141,9 @@ pub fn main(a: RunArgs) -> i32 {
     let mut table = seedfall_search::properties::PropertyTable::with_catalog(&project.program.catalog);
     let mut done = 0u64;
     let mut groups = crate::report::Groups::default();
-    let mut first_folder: Option<PathBuf> = None;
+    let mut found = seedfall_search::finding::Findings::new(a.resources.keep_failures);
+    // The failure block of each finding's shortest run so far, and its folder.
+    let mut blocks: std::collections::BTreeMap<String, (String, Option<PathBuf>)> = std::collections::BTreeMap::new();
     let mut failures = Vec::new();
     let mut failed_seeds = Vec::new();
     let mut hashes = Vec::new();
@@ -164,34 +168,49 @@ pub fn main(a: RunArgs) -> i32 {
         }
         if outcome.verdict == Verdict::Fail {
             failed_seeds.push(outcome.seed);
-            bar.set_message(format!("{} failed", failed_seeds.len()));
-            let folder = match a.resources.write_failure(&project, outcome) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    bar.suspend(|| eprintln!("seedfall: {e}"));
-                    None
+            let added = found.add(outcome);
+            bar.set_message(format!("{} failed, {} finding{}", failed_seeds.len(), found.by_id.len(), if found.by_id.len() == 1 { "" } else { "s" }));
+            // Only the shortest runs of each finding get a folder.
+            let folder = if added.keep {
+                match a.resources.write_failure(&project, outcome) {
+                    Ok(f) => Some(f),
+                    Err(e) => {
+                        bar.suspend(|| eprintln!("seedfall: {e}"));
+                        None
+                    }
                 }
+            } else {
+                None
             };
-            if first_folder.is_none() {
-                first_folder = folder.clone();
+            let signature = seedfall_search::finding::Signature::of(outcome.failure.as_ref().expect("a failing run"));
+            if let Some(seed) = added.evicted {
+                seedfall_search::kept::remove(config, seed, &signature);
             }
             if a.extras.report.is_some() {
                 groups.add(outcome, folder.clone());
             }
             if a.json {
                 let mut f = output::failure_json(&project, outcome);
-                f.folder = folder.map(|p| output::relative(&p));
+                f.folder = folder.as_ref().map(|p| output::relative(p));
                 failures.push(f);
-            } else {
-                let mut block = output::failure_block(&project, outcome);
-                if let Some(folder) = &folder {
-                    block.push_str(&format!("    saved in {}\n", output::relative(folder)));
-                }
-                bar.suspend(|| print!("{block}"));
+            } else if found.by_id[&signature.id()].shortest[0].seed == outcome.seed {
+                blocks.insert(signature.id(), (output::failure_block(&project, outcome), folder));
             }
         }
     });
     bar.finish_and_clear();
+    let pruned = seedfall_search::kept::prune(config, &found);
+    if !found.by_id.is_empty() {
+        if let Err(e) = seedfall_search::kept::write_index(config, &seeds.to_string(), summary.runs, summary.failures, &found) {
+            eprintln!("seedfall: {e}");
+        }
+    }
+    // A failure whose folder a shorter run displaced has none.
+    for f in &mut failures {
+        if f.folder.as_ref().is_some_and(|p| !std::path::Path::new(p).is_dir()) {
+            f.folder = None;
+        }
+    }
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }
@@ -223,13 +242,29 @@ pub fn main(a: RunArgs) -> i32 {
             exploration: summary.stop_reason.as_ref().map(|stop| serde_json::json!({ "growth": summary.growth, "stop": stop })),
             properties: table.by_message.values().cloned().collect(),
             findings: findings.clone(),
+            failure_findings: found.ordered(),
             catalog_warnings: &project.catalog_warnings,
             trace_hashes: a.hashes.then_some(hashes),
             totals: &summary,
         };
         println!("{}", serde_json::to_string_pretty(&doc).unwrap());
     } else {
-        if !failed_seeds.is_empty() {
+        let c = output::relative(&config.path);
+        for f in found.ordered() {
+            let (block, folder) = blocks.get(&f.id).cloned().unwrap_or_default();
+            print!("{}", output::finding_block(f, &block, folder.as_deref(), &c, a.resources.keep_failures));
+        }
+        if !found.by_id.is_empty() {
+            let n = found.by_id.len();
+            let removed = if pruned > 0 { format!("; {pruned} older folder{} of these findings removed", if pruned == 1 { "" } else { "s" }) } else { String::new() };
+            println!(
+                "{} failing run{} in {n} finding{}: folders of the {} shortest of each kept, every seed listed in {}{removed}",
+                failed_seeds.len(),
+                if failed_seeds.len() == 1 { "" } else { "s" },
+                if n == 1 { "" } else { "s" },
+                a.resources.keep_failures,
+                output::relative(&seedfall_search::kept::index_path(config))
+            );
             println!();
         }
         if !summary.growth.is_empty() {
@@ -244,12 +279,6 @@ pub fn main(a: RunArgs) -> i32 {
             println!("{}", output::finding_line(&project, f));
         }
         println!("{}", output::summary_line(&summary, &failed_seeds));
-        if let (Some(first), Some(folder)) = (failed_seeds.first(), &first_folder) {
-            let c = output::relative(&config.path);
-            let faults = output::relative(&folder.join("faults.json"));
-            println!("replay the first failure: seedfall replay -c {c} -seed {first} -faults {faults}");
-            println!("shrink it:                seedfall shrink -c {c} -seed {first} -faults {faults}");
-        }
     }
     if !a.json && pins_failing > 0 {
         let note = if a.fail_on_pinned { "" } else { " (pass -fail-on-pinned to fail on them)" };

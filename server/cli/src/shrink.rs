@@ -55,6 +55,12 @@ pub fn main(a: ShrinkArgs) -> i32 {
     println!("faults before the failure ({}):", before.len());
     print!("{}", fault_lines(&before));
     println!("shrunk {n_before} faults to {} in {} runs; the failure is at t={}", faults.len(), result.runs, VTime(result.failure_ns));
+    // The same finding; its message may carry other numbers.
+    let was = &first.failure.as_ref().expect("a failing run").message;
+    if *was != result.message {
+        println!("the same finding, now: {}", crate::output::safe(&result.message));
+        println!("             it was: {}", crate::output::safe(was));
+    }
     let file = ScheduleFile::new(&config.name, &result.shrunk, &faults);
     let path = dir.join("faults.shrunk.json");
     if let Err(e) = seedfall_search::cache::write_atomic(&path, &serde_json::to_vec_pretty(&file).unwrap()) {

@@ -80,7 +80,7 @@ fn rust_panic_names_message_and_source_line() {
     assert!(out.stdout.contains(&format!("rust-basic/src/main.rs:{line}")), "{}", out.stdout);
     let first = out.stdout.lines().find(|l| l.starts_with("FAIL seed ")).unwrap();
     assert!(first.contains(" at t=") && first.contains(" scheduler steps, ") && first.ends_with(" real)"), "{first}");
-    assert!(out.stdout.contains("replay the first failure: seedfall replay -c "));
+    assert!(out.stdout.contains("  replay it: seedfall replay -c "), "{}", out.stdout);
 }
 
 #[test]

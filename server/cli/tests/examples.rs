@@ -9,11 +9,28 @@ fn kvlog_finds_the_lost_acknowledged_write_and_the_fix_passes() {
     assert_eq!(out.code, 1);
     let out = json(&out);
     let failures = out["failures"].as_array().unwrap();
-    assert!(!failures.is_empty());
+    assert!(failures.len() > 3);
     for f in failures {
         assert_eq!(f["nodes"][0]["message"], "acknowledged writes survive crashes", "{f}");
-        assert!(f["folder"].as_str().unwrap().contains("kvlog-seed-"));
     }
+    // One bug, one finding: its three shortest runs keep folders.
+    let findings = out["failure_findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["count"].as_u64().unwrap() as usize, failures.len());
+    let shortest: Vec<u64> = findings[0]["shortest"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(shortest.len(), 3);
+    for f in failures.iter().filter(|f| f["folder"].is_string()) {
+        let folder = repo().join(f["folder"].as_str().unwrap());
+        assert!(folder.to_str().unwrap().contains("kvlog-seed-"));
+        // Folders a tool worked in (other tests shrink seed 2) are kept too.
+        let tool_work = folder.join("faults.shrunk.json").exists();
+        assert!(shortest.contains(&f["seed"].as_u64().unwrap()) || tool_work, "a kept folder is one of the shortest: {f}");
+    }
+    for seed in &shortest {
+        assert!(failures.iter().any(|f| f["seed"] == *seed && f["folder"].is_string()), "seed {seed} keeps its folder");
+    }
+    let index: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(repo().join("examples/kvlog/.seedfall/failures-index.json")).unwrap()).unwrap();
+    assert_eq!(index["findings"][0]["seeds"].as_array().unwrap().len(), failures.len(), "the index lists every failing seed");
     let fixed = seedfall(&["run", "-c", "examples/kvlog/seedfall.fixed.json", "-seeds", "1-500", "-json"]);
     assert_eq!(fixed.code, 0, "{}", fixed.stdout);
     let fixed = json(&fixed);
@@ -23,7 +40,7 @@ fn kvlog_finds_the_lost_acknowledged_write_and_the_fix_passes() {
 
 #[test]
 fn httpkv_finds_the_write_a_partition_lost_and_the_fix_passes() {
-    let out = seedfall(&["run", "-c", "examples/httpkv/seedfall.json", "-seeds", "1-200", "-json"]);
+    let out = seedfall(&["run", "-c", "examples/httpkv/seedfall.json", "-seeds", "1-200", "-json", "-keep-failures", "1000"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     let out = json(&out);
     let failures = out["failures"].as_array().unwrap();
@@ -49,7 +66,7 @@ fn httpkv_finds_the_write_a_partition_lost_and_the_fix_passes() {
 #[test]
 fn kvlog_failure_replays_from_its_folder() {
     let out = json(&seedfall(&["run", "-c", "examples/kvlog/seedfall.json", "-seeds", "1-40", "-json"]));
-    let f = &out["failures"][0];
+    let f = out["failures"].as_array().unwrap().iter().find(|f| f["folder"].is_string()).expect("a kept folder");
     let faults = repo().join(f["folder"].as_str().unwrap()).join("faults.json");
     let schedule: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&faults).unwrap()).unwrap();
     assert!(schedule["faults"].as_array().unwrap().iter().any(|x| x["kind"] == "crash"), "{schedule}");

@@ -307,7 +307,7 @@ fn failure_folders_stay_within_their_budget_and_stale_temporaries_go() {
     let cfg = hostile("budget", "ctrl", "");
     let failures = cfg.parent().unwrap().join(".seedfall/failures");
     std::fs::create_dir_all(failures.join(".tmp-budget-seed-1-x-4194303-0")).unwrap();
-    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-6", "-failures-budget", "10KiB"]);
+    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-6", "-failures-budget", "10KiB", "-keep-failures", "6"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stderr.contains("over their budget of 10.0 KiB (-failures-budget): removed"), "{}", out.stderr);
     let left: Vec<String> = std::fs::read_dir(&failures).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();

@@ -32,12 +32,12 @@ fn findings_go_new_ongoing_resolved_regressed() {
     assert!(report(false).contains("### [ongoing] kv: acknowledged writes survive crashes"));
     let fixed = report(true);
     assert!(fixed.contains("## Failures\n\nNone."), "{fixed}");
-    assert!(fixed.contains("## Resolved since the last report\n\n- failure kv: acknowledged writes survive crashes"), "{fixed}");
-    assert!(report(false).contains("### [regressed] kv: acknowledged writes survive crashes"));
+    assert!(fixed.contains("## Resolved since the last report\n\n- failure property \"acknowledged writes survive crashes\""), "{fixed}");
+    assert!(report(false).contains("### [regressed] property \"acknowledged writes survive crashes\""));
     let tracked: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join(".seedfall/findings.json")).unwrap()).unwrap();
     assert_eq!(tracked["version"], 1);
     assert!(!dir.join("seedfall-findings.json").exists(), "nothing seedfall writes is named like a config");
-    assert_eq!(tracked["findings"]["failure kv: acknowledged writes survive crashes"]["status"], "regressed");
+    assert_eq!(tracked["findings"]["failure property \"acknowledged writes survive crashes\""]["status"], "regressed");
 }
 
 #[test]

@@ -45,15 +45,18 @@ pub fn compute(state: &State) -> BTreeMap<PathBuf, Vec<Diagnostic>> {
         match &c.parsed {
             Err(e) => out.entry(c.path.clone()).or_default().push(config_error(c, e)),
             Ok(config) => {
-                // One diagnostic per failing line and message, naming the first seed.
+                // One diagnostic per finding at its line, naming its shortest
+                // failing seed and counting every seed of the last sweep.
                 let mut groups: BTreeMap<(PathBuf, u32, String), Vec<&crate::state::FailureView>> = BTreeMap::new();
                 for f in &c.failures {
                     let (file, line) = f.source.clone().unwrap_or((c.path.clone(), 1));
-                    groups.entry((file, line, format!("{}: {}", f.node.split('#').next().unwrap_or(&f.node), f.message))).or_default().push(f);
+                    groups.entry((file, line, f.finding.clone())).or_default().push(f);
                 }
-                for ((file, line, _), fs) in groups {
+                for ((file, line, _), mut fs) in groups {
+                    fs.sort_by_key(|f| (f.time_ns, f.seed));
                     let f = fs[0];
-                    let more = if fs.len() > 1 { format!(" and {} more seed{}", fs.len() - 1, if fs.len() == 2 { "" } else { "s" }) } else { String::new() };
+                    let seeds = f.finding_seeds.unwrap_or(0).max(fs.len() as u64);
+                    let more = if seeds > 1 { format!(" and {} more seed{}", seeds - 1, if seeds == 2 { "" } else { "s" }) } else { String::new() };
                     let details = f.details.as_ref().map(|d| format!(" {d}")).unwrap_or_default();
                     let durability = f.durability.as_ref().map(|d| format!("; {d}")).unwrap_or_default();
                     let hint = f.hint.as_ref().map(|h| format!("\nhint: {h}")).unwrap_or_default();

@@ -47,9 +47,10 @@ pub fn all(state: &State) -> BTreeMap<PathBuf, Vec<CodeLens>> {
                 out.entry(c.resolve(file)).or_default().push(lens(line, counts(p, runs), "", None));
             }
         }
-        // One set of actions per failing line: the smallest seed's.
+        // One set of actions per failing line: the shortest run's (the one
+        // the diagnostic names).
         let mut failures: Vec<_> = c.failures.iter().filter(|f| f.source.is_some()).collect();
-        failures.sort_by_key(|f| f.seed);
+        failures.sort_by_key(|f| (f.time_ns, f.seed));
         let mut seen = BTreeSet::new();
         for f in failures {
             let Some((src, line)) = &f.source else { continue };

@@ -30,6 +30,11 @@ pub struct FailureView {
     pub hint: Option<String>,
     /// The failing source line (file resolved against the config's folder, 1-based line), when known.
     pub source: Option<(PathBuf, u32)>,
+    /// The id of its finding (the folder name's last part).
+    pub finding: String,
+    /// How many seeds failed with this finding in the last sweep
+    /// (`failures-index.json`), which keeps folders of only a few of them.
+    pub finding_seeds: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -99,6 +104,7 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
     let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
     let prefix = format!("{}-seed-", config.name);
     let mut out = Vec::new();
+    let counts = finding_counts(&seedfall_search::kept::index_path(config));
     let mut names: Vec<_> = entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).collect();
     names.sort_by_key(|e| e.file_name());
     for e in names.into_iter().take(FAILURES_MAX) {
@@ -106,7 +112,11 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
         let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
         let f = &v["failure"];
         let source = v["source"]["file"].as_str().zip(v["source"]["line"].as_u64()).map(|(file, line)| (config.dir().join(file), line as u32));
+        let name = e.file_name().to_string_lossy().into_owned();
+        let finding = name.rsplit('-').next().unwrap_or("").to_string();
         out.push(FailureView {
+            finding_seeds: counts.get(&finding).copied(),
+            finding,
             folder: e.path(),
             seed: v["seed"].as_u64().unwrap_or(0),
             node: f["node"].as_str().unwrap_or("").to_string(),
@@ -121,6 +131,20 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
     }
     // Seed order, not name order (seed 2 before seed 14).
     out.sort_by_key(|f| f.seed);
+    out
+}
+
+/// Failing seeds per finding id, from the last sweep's index (skipped when
+/// missing, unreadable or too big: the folders alone are then counted).
+fn finding_counts(path: &Path) -> std::collections::HashMap<String, u64> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(text) = seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the failures index") else { return out };
+    let Ok(v) = serde_json::from_str::<Value>(&text) else { return out };
+    for f in v["findings"].as_array().into_iter().flatten() {
+        if let (Some(id), Some(n)) = (f["id"].as_str(), f["count"].as_u64()) {
+            out.insert(id.to_string(), n);
+        }
+    }
     out
 }
 

@@ -6,7 +6,6 @@
 //! name and renamed into place, so a crash of seedfall never leaves half a
 //! failure behind. `<hash>` is the failure's signature (node and message), so
 //! the same failure of the same seed always lands in the same folder.
-use crate::cache::hash_hex;
 use seedfall_sim::trace::{EventKind, Stdio};
 use crate::project::Project;
 use seedfall_sim::{Config, Outcome, ScheduleFile};
@@ -17,16 +16,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Version 2: paths are relative to the config's folder (`paths`).
 pub const SUMMARY_VERSION: u32 = 2;
+/// Entries of a failures folder looked at when pruning it.
+pub const FOLDERS_SCAN_MAX: usize = 1_000_000;
 
 pub fn failures_dir(config: &Config) -> PathBuf {
     config.dir().join(".seedfall").join("failures")
 }
 
 /// The signature of a failure: which node (without replica number) and why.
+/// The id of the failure's finding (`finding::Signature`): every seed that
+/// fails the same way has folders with the same suffix.
 pub fn signature(outcome: &Outcome) -> String {
-    let f = outcome.failure.as_ref().expect("a failing outcome");
-    let node = f.node.split('#').next().unwrap_or(&f.node);
-    hash_hex(&[node.as_bytes(), f.message.as_bytes()])[..12].to_string()
+    crate::finding::Signature::of(outcome.failure.as_ref().expect("a failing outcome")).id()
 }
 
 pub fn folder_name(config: &Config, outcome: &Outcome) -> String {

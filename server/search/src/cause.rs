@@ -1,23 +1,38 @@
-//! `cause`: when did the failure become inevitable?
+//! `cause`: which faults the failure needs, and when it became certain.
 //!
-//! The failing run is branched at many moments: each child replays the run
-//! exactly up to the moment, then re-keys every stream and lives a different
-//! future (its faults stay as scheduled). The fraction of children that still
-//! fail the same way rises as the moment nears the point of no return; the
-//! window where it jumps to (near) 1 is where the failure became inevitable,
-//! and the parent's events in that window say what happened there. Every
-//! child is an ordinary schedule (seed, faults, branches) that replays.
+//! First the schedule's faults are tested (`faults`): each one before the
+//! failure is removed, and the necessary ones (without which the failure
+//! goes away) are moved earlier and later. Then the failing run is branched
+//! at many moments after the last necessary fault: each child replays the
+//! run exactly up to the moment, then re-keys every stream and lives a
+//! different future (its faults stay as scheduled). The fraction of
+//! children that still fail the same way says how settled the failure was
+//! at each moment; the window where it reaches (near) 1 and stays there is
+//! where it became certain, and the parent's events in that window say what
+//! happened. When no moment has even half its children failing, no moment
+//! made the failure likely, and no window is claimed.
+//!
+//! Moments start after the last necessary fault, and after the schedule's
+//! own last branch: a child re-keyed before one of the parent's branches is
+//! re-keyed back to the parent's future there. Every child is an ordinary
+//! schedule (seed, faults, branches) that replays.
+pub mod faults;
+
 use crate::target::{run_all, Target};
+use faults::FaultTests;
 use seedfall_sim::streams::Stream;
 use seedfall_sim::trace::TraceEvent;
 use seedfall_sim::{Branch, Program, Schedule};
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
 
-/// The fraction of failing children from which the failure counts as inevitable.
-pub const INEVITABLE: f64 = 0.9;
+/// The fraction of failing children from which the failure counts as certain.
+pub const CERTAIN: f64 = 0.9;
+/// The fraction of failing children from which the failure counts as likely.
+pub const LIKELY: f64 = 0.5;
 pub const MOMENTS_MAX: usize = 1_000;
 pub const CHILDREN_MAX: usize = 1_000;
+const WINDOW_EVENTS_MAX: usize = 60;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Moment {
@@ -26,12 +41,70 @@ pub struct Moment {
     pub failing: u32,
 }
 
+impl Moment {
+    fn fraction(&self) -> f64 {
+        self.failing as f64 / self.children.max(1) as f64
+    }
+}
+
+/// Where the moments start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MomentsAfter {
+    /// The start of the run: no fault is necessary and the schedule has no branch.
+    Start,
+    /// The last necessary fault.
+    LastNecessaryFault,
+    /// The schedule's own last branch (after the last necessary fault).
+    LastBranch,
+}
+
+/// What the moments say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Became {
+    /// From some moment on, at least `CERTAIN` of the children fail.
+    Certain,
+    /// From some moment on, at least `LIKELY` of them fail, never `CERTAIN`
+    /// of every later moment.
+    Likely,
+    /// Some moments reach `LIKELY`, but a later one falls below it again.
+    NotForGood,
+    /// No moment reaches `LIKELY`: no window is claimed.
+    NeverLikely,
+}
+
+/// How `cause` spends its runs.
+#[derive(Clone, Copy, Debug)]
+pub struct CauseOptions {
+    pub moments: usize,
+    pub children: usize,
+    pub jobs: usize,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct CauseReport {
     pub target: Target,
     pub failure_ns: u64,
+    /// Faults without which the failure goes away, in schedule order.
+    pub necessary_faults: Vec<faults::FaultTest>,
+    /// Faults without which it still happens.
+    pub incidental_faults: Vec<faults::FaultTest>,
+    /// Faults before the failure not tested (beyond `FAULTS_TESTED_MAX`).
+    pub faults_untested: usize,
+    /// The run without any fault (null when the schedule has none before
+    /// the failure).
+    pub without_any_fault: Option<faults::Rerun>,
+    /// Whether the failure needs some fault: false when the schedule has
+    /// none, or it fails without all of them.
+    pub depends_on_faults: bool,
+    pub fault_runs: u64,
+    pub moments_after: MomentsAfter,
+    pub moments_after_ns: u64,
     pub moments: Vec<Moment>,
-    /// (after, until]: the failure became inevitable in this window.
+    pub became: Became,
+    /// (after, until]: where the failure became certain (or, if it never
+    /// did, likely); null when no moment made it likely for good.
     pub window: Option<(u64, u64)>,
     pub window_events: Vec<TraceEvent>,
     #[serde(skip)]
@@ -39,6 +112,8 @@ pub struct CauseReport {
     /// Whether each child (same order as `children`) failed the same way.
     #[serde(skip)]
     pub child_fails: Vec<bool>,
+    #[serde(skip)]
+    pub schedule_without_any: Option<Schedule>,
 }
 
 /// The branch key of child `k` at moment `i`: distinct, and never zero.
@@ -53,21 +128,76 @@ pub fn child(parent: &Schedule, at_ns: u64, i: usize, k: usize) -> Schedule {
     s
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn cause(
-    program: &Program,
-    parent: &Schedule,
-    parent_trace: &[TraceEvent],
-    target: &Target,
-    failure_ns: u64,
-    moments: usize,
-    children: usize,
-    jobs: usize,
-    stop: &AtomicBool,
-    on_run: &mut dyn FnMut(),
-) -> CauseReport {
+/// The most runs a cause spends on a schedule with `n_faults` faults.
+pub fn runs_max(n_faults: usize, options: &CauseOptions) -> u64 {
+    let tested = n_faults.min(faults::FAULTS_TESTED_MAX) as u64;
+    let fault_runs = if tested == 0 { 0 } else { tested + 1 + tested * faults::MOVES_PER_FAULT_MAX as u64 };
+    fault_runs + (options.moments * options.children) as u64
+}
+
+/// Where the moments start: after the last necessary fault and the
+/// schedule's last branch, else at 0.
+fn moments_start(tests: &FaultTests, parent: &Schedule, failure_ns: u64) -> (MomentsAfter, u64) {
+    let fault = tests.last_necessary_ns();
+    let branch = parent.branches.iter().map(|b| b.at_ns).filter(|&t| t < failure_ns).max();
+    match (fault, branch) {
+        (None, None) => (MomentsAfter::Start, 0),
+        (Some(f), Some(b)) if b > f => (MomentsAfter::LastBranch, b),
+        (None, Some(b)) => (MomentsAfter::LastBranch, b),
+        (Some(f), _) => (MomentsAfter::LastNecessaryFault, f),
+    }
+}
+
+/// `moments` times in [start, failure): from 0 when starting at the run's
+/// start, else from just after `start_ns` (the fault or branch has happened).
+fn moment_times(start_ns: u64, failure_ns: u64, moments: usize) -> Vec<u64> {
+    assert!(start_ns <= failure_ns && moments >= 1);
+    let first = if start_ns == 0 { 0 } else { (start_ns + 1).min(failure_ns) };
+    let span = failure_ns - first;
+    (0..moments as u64).map(|i| first + span * i / moments as u64).collect()
+}
+
+/// What the moments say, and the window: the one before the earliest moment
+/// from which every later moment reaches the threshold.
+fn judge(table: &[Moment], start_ns: u64) -> (Became, Option<(u64, u64)>) {
+    let tail_from = |threshold: f64| {
+        let n = table.iter().rev().take_while(|m| m.fraction() >= threshold).count();
+        (n > 0).then(|| table.len() - n)
+    };
+    let window = |i: usize| match i {
+        0 if start_ns == 0 => (0, 0),
+        0 => (start_ns, table[0].at_ns),
+        i => (table[i - 1].at_ns, table[i].at_ns),
+    };
+    if let Some(i) = tail_from(CERTAIN) {
+        return (Became::Certain, Some(window(i)));
+    }
+    if let Some(i) = tail_from(LIKELY) {
+        return (Became::Likely, Some(window(i)));
+    }
+    if table.iter().any(|m| m.fraction() >= LIKELY) {
+        return (Became::NotForGood, None);
+    }
+    (Became::NeverLikely, None)
+}
+
+/// The failing run cause explains.
+#[derive(Clone, Copy, Debug)]
+pub struct Failing<'a> {
+    /// The schedule that replays it exactly (`target::exact`).
+    pub schedule: &'a Schedule,
+    pub trace: &'a [TraceEvent],
+    pub target: &'a Target,
+    pub failure_ns: u64,
+}
+
+pub fn cause(program: &Program, failing: &Failing, options: &CauseOptions, stop: &AtomicBool, on_run: &mut dyn FnMut()) -> CauseReport {
+    let Failing { schedule: parent, trace: parent_trace, target, failure_ns } = *failing;
+    let (moments, children) = (options.moments, options.children);
     assert!((1..=MOMENTS_MAX).contains(&moments) && (1..=CHILDREN_MAX).contains(&children));
-    let times: Vec<u64> = (0..moments).map(|i| failure_ns * i as u64 / moments as u64).collect();
+    let tests = faults::test_faults(program, parent, target, failure_ns, options.jobs, stop, &mut *on_run);
+    let (moments_after, start_ns) = moments_start(&tests, parent, failure_ns);
+    let times = moment_times(start_ns, failure_ns, moments);
     let mut all = Vec::with_capacity(moments * children);
     for (i, &t) in times.iter().enumerate() {
         for k in 0..children {
@@ -75,32 +205,69 @@ pub fn cause(
         }
     }
     let schedules: Vec<Schedule> = all.iter().map(|(_, _, s)| s.clone()).collect();
-    let outcomes = run_all(program, &schedules, jobs, stop, on_run);
+    let outcomes = run_all(program, &schedules, options.jobs, stop, &mut *on_run);
     let mut table: Vec<Moment> = times.iter().map(|&at_ns| Moment { at_ns, children: 0, failing: 0 }).collect();
-    for ((i, _, _), o) in all.iter().zip(&outcomes) {
+    let child_fails: Vec<bool> = outcomes.iter().map(|o| target.matches(o)).collect();
+    for ((i, _, _), &fails) in all.iter().zip(&child_fails) {
         table[*i].children += 1;
-        table[*i].failing += u32::from(target.matches(o));
+        table[*i].failing += u32::from(fails);
     }
-    let frac = |m: &Moment| m.failing as f64 / m.children.max(1) as f64;
-    // The earliest moment from which every later moment is inevitable.
-    let mut first = None;
-    for i in (0..table.len()).rev() {
-        if frac(&table[i]) >= INEVITABLE {
-            first = Some(i);
-        } else {
-            break;
-        }
-    }
-    let window = match first {
-        Some(0) => Some((0, 0)),
-        Some(i) => Some((table[i - 1].at_ns, table[i].at_ns)),
-        None => table.last().map(|m| (m.at_ns, failure_ns)),
-    };
-    const WINDOW_EVENTS_MAX: usize = 60;
+    let (became, window) = judge(&table, start_ns);
     let window_events = match window {
-        Some((a, b)) => parent_trace.iter().filter(|e| e.time_ns > a && e.time_ns <= b.max(a)).take(WINDOW_EVENTS_MAX).cloned().collect(),
-        None => Vec::new(),
+        Some((0, 0)) | None => Vec::new(),
+        Some((a, b)) => parent_trace.iter().filter(|e| e.time_ns >= a && e.time_ns <= b).take(WINDOW_EVENTS_MAX).cloned().collect(),
     };
-    let child_fails = outcomes.iter().map(|o| target.matches(o)).collect();
-    CauseReport { target: target.clone(), failure_ns, moments: table, window, window_events, children: all, child_fails }
+    let depends_on_faults = tests.without_any.is_some_and(|r| r != faults::Rerun::Fails);
+    let (necessary_faults, incidental_faults) = tests.tested.iter().cloned().partition(|t| t.necessary);
+    CauseReport {
+        target: target.clone(),
+        failure_ns,
+        necessary_faults,
+        incidental_faults,
+        faults_untested: tests.untested,
+        without_any_fault: tests.without_any,
+        depends_on_faults,
+        fault_runs: tests.runs,
+        moments_after,
+        moments_after_ns: start_ns,
+        moments: table,
+        became,
+        window,
+        window_events,
+        children: all,
+        child_fails,
+        schedule_without_any: tests.schedule_without_any,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(fails: &[u32]) -> Vec<Moment> {
+        fails.iter().enumerate().map(|(i, &failing)| Moment { at_ns: 10 * i as u64, children: 8, failing }).collect()
+    }
+
+    #[test]
+    fn the_window_is_before_the_certain_tail() {
+        assert_eq!(judge(&table(&[0, 3, 8, 8]), 0), (Became::Certain, Some((10, 20))));
+        assert_eq!(judge(&table(&[8, 8]), 0), (Became::Certain, Some((0, 0))));
+        // Certain from the first moment after a necessary fault at t=5.
+        let after_fault: Vec<Moment> = table(&[8, 8]).into_iter().map(|m| Moment { at_ns: m.at_ns + 6, ..m }).collect();
+        assert_eq!(judge(&after_fault, 5), (Became::Certain, Some((5, 6))));
+    }
+
+    #[test]
+    fn no_likely_moment_claims_no_window() {
+        assert_eq!(judge(&table(&[0, 1, 0, 3]), 0), (Became::NeverLikely, None));
+        assert_eq!(judge(&table(&[5, 1, 0, 0]), 0), (Became::NotForGood, None));
+        assert_eq!(judge(&table(&[0, 4, 5, 7]), 0), (Became::Likely, Some((0, 10))));
+    }
+
+    #[test]
+    fn moments_start_just_after_a_fault_and_at_zero_otherwise() {
+        assert_eq!(moment_times(0, 160, 4), [0, 40, 80, 120]);
+        assert_eq!(moment_times(100, 161, 3), [101, 121, 141]);
+        assert_eq!(moment_times(160, 160, 2), [160, 160]);
+    }
 }

@@ -14,6 +14,8 @@ pub mod explore;
 pub mod go_overlay;
 pub mod cause;
 pub mod durability;
+pub mod finding;
+pub mod kept;
 pub mod modules;
 pub mod paths;
 pub mod mutate;

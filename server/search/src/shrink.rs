@@ -23,6 +23,9 @@ pub struct ShrinkResult {
     pub runs: u64,
     /// The virtual time of the failure in the shrunk run.
     pub failure_ns: u64,
+    /// The shrunk run's failure message: the same finding as the original,
+    /// its numbers may differ ("counter is 21" for "counter is 22").
+    pub message: String,
 }
 
 struct Shrinker<'a> {
@@ -174,5 +177,6 @@ pub fn shrink(program: &Program, original: &Schedule, target: &Target, jobs: usi
     let check = run_all(program, std::slice::from_ref(&shrunk), 1, stop, || {});
     assert_eq!(check[0].trace_hash, last[0].trace_hash, "the applied faults replay the same run");
     let failure_ns = last[0].failure.as_ref().map_or(0, |f| f.time_ns);
-    ShrinkResult { original: original.clone(), shrunk, runs: s.runs + 3, failure_ns }
+    let message = last[0].failure.as_ref().map_or_else(String::new, |f| f.message.clone());
+    ShrinkResult { original: original.clone(), shrunk, runs: s.runs + 3, failure_ns, message }
 }

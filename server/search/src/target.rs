@@ -1,5 +1,8 @@
-//! The failure a tool is chasing, and how to tell a run reproduces it:
-//! the same property (by message), or the same node instance and message.
+//! The failure a tool is chasing, and how to tell a run reproduces it: the
+//! same finding (`finding::Signature`): the same property, or the same
+//! panic at the same place with the same message up to its numbers, or the
+//! same kind of exit on the same node.
+use crate::finding::Signature;
 use seedfall_sim::failure::{Failure, FailureKind};
 use seedfall_sim::{Outcome, Program, RunOptions, Schedule, Verdict};
 use serde::{Deserialize, Serialize};
@@ -9,19 +12,30 @@ pub struct Target {
     pub kind: FailureKind,
     pub node: String,
     pub message: String,
+    /// Where it failed, when the guest said (pins written before findings
+    /// have none, and then match at any location).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
 }
 
 impl Target {
     pub fn of(f: &Failure) -> Target {
-        Target { kind: f.kind, node: f.node.clone(), message: f.message.clone() }
+        Target { kind: f.kind, node: f.node.clone(), message: f.message.clone(), location: f.location.clone() }
     }
 
+    fn signature(&self) -> Signature {
+        Signature::of(&Failure { kind: self.kind, node: self.node.clone(), message: self.message.clone(), location: self.location.clone(), details: None, hint: None, time_ns: 0, step: 0 })
+    }
+
+    /// The run fails with the same finding.
     pub fn matches(&self, outcome: &Outcome) -> bool {
-        match &outcome.failure {
-            None => false,
-            Some(f) if self.kind == FailureKind::Property => f.kind == FailureKind::Property && f.message == self.message,
-            Some(f) => f.kind == self.kind && f.node == self.node && f.message == self.message,
-        }
+        outcome.failure.as_ref().is_some_and(|f| self.matches_failure(f))
+    }
+
+    pub fn matches_failure(&self, f: &Failure) -> bool {
+        let (want, got) = (self.signature(), Signature::of(f));
+        let location_agrees = self.location.is_none() || want.location == got.location;
+        want.kind == got.kind && want.node == got.node && want.template == got.template && location_agrees
     }
 
     pub fn describe(&self) -> String {
@@ -76,4 +90,29 @@ pub fn exact(outcome: &Outcome) -> Schedule {
 
 pub fn failed(o: &Outcome) -> bool {
     o.verdict == Verdict::Fail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(kind: FailureKind, node: &str, message: &str, location: Option<&str>) -> Failure {
+        Failure { kind, node: node.into(), message: message.into(), location: location.map(str::to_string), details: None, hint: None, time_ns: 0, step: 0 }
+    }
+
+    #[test]
+    fn a_target_matches_its_finding_not_its_numbers() {
+        let t = Target::of(&failure(FailureKind::Panic, "c#1", "counter is 22", Some("main.go:9")));
+        assert!(t.matches_failure(&failure(FailureKind::Panic, "c#2", "counter is 21", Some("main.go:9"))));
+        assert!(!t.matches_failure(&failure(FailureKind::Panic, "c#1", "counter is 22", Some("main.go:10"))), "another line is another finding");
+        assert!(!t.matches_failure(&failure(FailureKind::Panic, "d", "counter is 22", Some("main.go:9"))));
+        assert!(!t.matches_failure(&failure(FailureKind::Panic, "c", "queue is 22", Some("main.go:9"))));
+        // A pin written before findings has no location: any location.
+        let old = Target { location: None, ..t.clone() };
+        assert!(old.matches_failure(&failure(FailureKind::Panic, "c", "counter is 3", Some("main.go:10"))));
+        let exit = Target::of(&failure(FailureKind::Exit, "c#1", "exited with code 3", None));
+        assert!(exit.matches_failure(&failure(FailureKind::Exit, "c#3", "exited with code 4", None)), "exits group by node and kind");
+        let prop = Target::of(&failure(FailureKind::Property, "a", "acknowledged writes survive", Some("m.go:5")));
+        assert!(prop.matches_failure(&failure(FailureKind::Property, "b", "acknowledged writes survive", Some("m.go:5"))), "a property on any node");
+    }
 }

@@ -63,15 +63,24 @@ pub fn go_panic(stderr: &[String]) -> Option<(String, Option<String>)> {
     Some((message, location))
 }
 
-/// A Rust panic: `thread 'main' panicked at src/main.rs:22:17:` then the
-/// message on the following lines (until the `note:` line).
 /// Rust's allocator failing: `memory allocation of 1048576 bytes failed`
 /// on stderr, then an abort (a wasm `unreachable`).
 pub fn rust_oom(stderr: &[String]) -> Option<&str> {
     stderr.iter().rev().take(4).find(|l| l.starts_with("memory allocation of ") && l.ends_with(" failed")).map(String::as_str)
 }
 
-pub fn rust_panic(stderr: &[String]) -> Option<(String, Option<String>)> {
+/// A Rust panic: `thread 'main' panicked at src/main.rs:22:17:` then the
+/// message on the following lines, until the `note:` line or, under
+/// `RUST_BACKTRACE`, the `stack backtrace:` line (wasm32 has no backtrace to
+/// print, so only that header would follow).
+///
+/// `frames` are the trap's wasm frames, innermost first, as function names
+/// (mangled or not; empty when there is no trap). When the panic's place is
+/// inside the Rust runtime (`std::process::id()` panics in std's own source
+/// on wasip1), the location is the first frame outside the runtime, with the
+/// runtime crate and place after it:
+/// `rust_basic::pid (std: library/std/src/sys/pal/wasi/os.rs:106)`.
+pub fn rust_panic(stderr: &[String], frames: &[String]) -> Option<(String, Option<String>)> {
     let start = stderr.iter().rposition(|l| l.contains("panicked at "))?;
     let header = &stderr[start];
     let at = header.split("panicked at ").nth(1)?.trim_end_matches(':');
@@ -80,7 +89,11 @@ pub fn rust_panic(stderr: &[String]) -> Option<(String, Option<String>)> {
         let (msg, place) = rest.rsplit_once("', ")?;
         (msg.to_string(), place.to_string())
     } else {
-        let msg: Vec<&str> = stderr[start + 1..].iter().take_while(|l| !l.starts_with("note: ")).map(String::as_str).collect();
+        let msg: Vec<&str> = stderr[start + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("note: ") && l.as_str() != RUST_BACKTRACE_HEADER)
+            .map(String::as_str)
+            .collect();
         (msg.join("\n"), at.to_string())
     };
     // file:line:col -> file:line
@@ -88,7 +101,43 @@ pub fn rust_panic(stderr: &[String]) -> Option<(String, Option<String>)> {
         [_col, line, file] => format!("{file}:{line}"),
         _ => place,
     };
+    let Some(runtime_place) = rust_runtime_place(&location) else { return Some((message, Some(location))) };
+    // `library/core/src/...` -> `core`: the runtime crate the panic is in.
+    let runtime_crate = runtime_place.split('/').nth(1).unwrap_or("std");
+    let location = match frames.iter().map(|f| demangle(f)).find(|f| !is_rust_runtime_frame(f)) {
+        Some(user) => format!("{user} ({runtime_crate}: {runtime_place})"),
+        None => runtime_place.to_string(),
+    };
     Some((message, Some(location)))
+}
+
+/// What Rust's panic hook prints under `RUST_BACKTRACE=1` before the frames.
+const RUST_BACKTRACE_HEADER: &str = "stack backtrace:";
+
+/// A place in the Rust standard library (`/rustc/<commit>/library/std/...`,
+/// or `library/core/...` from toolchains built without remapping), shortened
+/// to `library/...`; `None` for the user's own code.
+fn rust_runtime_place(location: &str) -> Option<&str> {
+    if let Some(rest) = location.strip_prefix("/rustc/") {
+        let (_commit, path) = rest.split_once('/')?;
+        return path.starts_with("library/").then_some(path);
+    }
+    let runtime_crates = ["library/std/", "library/core/", "library/alloc/", "library/panic_abort/", "library/panic_unwind/"];
+    runtime_crates.iter().any(|c| location.starts_with(c)).then_some(location)
+}
+
+/// A function name as Rust writes it (`rust_basic::pid`), without the hash;
+/// names that are not Rust symbols come back unchanged.
+pub fn demangle(name: &str) -> String {
+    format!("{:#}", rustc_demangle::demangle(name))
+}
+
+/// Frames of the panic machinery, the standard library and wasi-libc's
+/// start-up code: skipped when looking for the user's frame.
+fn is_rust_runtime_frame(name: &str) -> bool {
+    let trimmed = name.trim_start_matches('<').trim_start_matches('&');
+    let prefixes = ["std::", "core::", "alloc::", "panic_abort::", "panic_unwind::", "__rust", "rust_begin_unwind", "rust_panic", "__wasi", "__wasm_call_ctors", "__main_void", "__original_main", "_start", "abort", "wasm-function["];
+    name.is_empty() || prefixes.iter().any(|p| trimmed.starts_with(p))
 }
 
 #[cfg(test)]
@@ -114,6 +163,24 @@ mod tests {
     #[test]
     fn rust_panics_give_message_and_place() {
         let err = lines("thread 'main' panicked at src/main.rs:22:17:\nbalance went negative: -3\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace");
-        assert_eq!(rust_panic(&err), Some(("balance went negative: -3".into(), Some("src/main.rs:22".into()))));
+        assert_eq!(rust_panic(&err, &[]), Some(("balance went negative: -3".into(), Some("src/main.rs:22".into()))));
+    }
+
+    #[test]
+    fn rust_backtrace_header_stays_out_of_the_message() {
+        let err = lines("thread 'main' (1) panicked at src/main.rs:22:17:\nbalance went negative: -3\nstack backtrace:\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.");
+        assert_eq!(rust_panic(&err, &[]), Some(("balance went negative: -3".into(), Some("src/main.rs:22".into()))));
+    }
+
+    #[test]
+    fn rust_panics_in_std_name_the_first_user_frame() {
+        let err = lines("thread 'main' (1) panicked at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/sys/pal/wasi/os.rs:106:5:\nunsupported\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace");
+        let frames: Vec<String> = ["abort", "_ZN3std3sys9backtrace26__rust_end_short_backtrace17h0123456789abcdefE", "_ZN4core9panicking9panic_fmt17h0123456789abcdefE", "_ZN3std7process2id17h0123456789abcdefE", "_ZN10rust_basic3pid17h0123456789abcdefE", "_ZN10rust_basic4main17h0123456789abcdefE"]
+            .map(String::from)
+            .to_vec();
+        let want = "rust_basic::pid (std: library/std/src/sys/pal/wasi/os.rs:106)";
+        assert_eq!(rust_panic(&err, &frames).unwrap().1.as_deref(), Some(want));
+        // Without frames (no trap to read them from), the place is still shortened.
+        assert_eq!(rust_panic(&err, &[]).unwrap().1.as_deref(), Some("library/std/src/sys/pal/wasi/os.rs:106"));
     }
 }

@@ -287,7 +287,7 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
     let stderr: Vec<String> = w.nodes[idx].stderr_tail.iter().cloned().collect();
     let (kind, message, location) = match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => (FailureKind::Watchdog, watchdog_message(w, idx), None),
-        Some(trap) => match failure::rust_panic(&stderr) {
+        Some(trap) => match failure::rust_panic(&stderr, &trap_frames(&err)) {
             Some((m, loc)) if *trap == Trap::UnreachableCodeReached => (FailureKind::Panic, m, loc),
             None if *trap == Trap::UnreachableCodeReached && failure::rust_oom(&stderr).is_some() => {
                 let mb = w.limits.memory_bytes_max >> 20;
@@ -305,6 +305,13 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
     };
     w.record(Some(idx), EventKind::Trap { message: message.clone() });
     fail(w, idx, kind, message, location)
+}
+
+/// The function names of a trap's wasm frames, innermost first (at most
+/// the engine's `wasm_backtrace_max_frames`); unnamed frames are empty.
+fn trap_frames(err: &wasmtime::Error) -> Vec<String> {
+    let Some(bt) = err.downcast_ref::<wasmtime::WasmBacktrace>() else { return Vec::new() };
+    bt.frames().iter().map(|f| f.func_name().unwrap_or_default().to_string()).collect()
 }
 
 /// "node db ran 2000000000 instructions without blocking (limits.watchdog_instructions);
@@ -333,7 +340,7 @@ fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
         return None;
     }
     let stderr: Vec<String> = w.nodes[idx].stderr_tail.iter().cloned().collect();
-    match failure::go_panic(&stderr).or_else(|| failure::rust_panic(&stderr)) {
+    match failure::go_panic(&stderr).or_else(|| failure::rust_panic(&stderr, &[])) {
         Some((message, location)) => fail(w, idx, FailureKind::Panic, message, location),
         None => fail(w, idx, FailureKind::Exit, format!("exited with code {code}"), None),
     }

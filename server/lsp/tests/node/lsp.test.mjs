@@ -114,6 +114,15 @@ test('lenses: counts and actions on the failing line, sweep actions on the confi
   assert.match(r.text, /^FAIL seed \d+ at t=/m, 'the replay answers with what it printed');
 });
 
+test('cause answers with what it printed: the faults it tested, the chart, the window', async () => {
+  const failures = await conn.sendRequest('seedfall/failures', {});
+  const r = await conn.sendRequest('workspace/executeCommand', { command: 'seedfall.cause', arguments: [{ config: path.join(ws, 'seedfall.json'), seed: failures[0].seed }] });
+  assert.equal(r.exit, 0);
+  assert.match(r.text, /^faults: none before the failure; it does not depend on faults$/m, 'the ledger needs no fault');
+  assert.match(r.text, /^branched at 16 moments x 8 children \(128 runs\)/m);
+  assert.match(r.text, /^(became certain between|became likely between|no moment made the failure likely)/m);
+});
+
 test('custom requests feed rich clients', async () => {
   const failures = await conn.sendRequest('seedfall/failures', {});
   assert.ok(failures.length > 0);

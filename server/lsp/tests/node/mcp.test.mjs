@@ -1,7 +1,7 @@
 // Drives `seedfall mcp` with the official MCP TypeScript SDK over stdio:
 // list the tools, sweep an example, explore until the vault opens, shrink a
-// kvlog failure, and get a clear tool error for malformed arguments while
-// the server keeps serving.
+// kvlog failure, name the faults its failure needs (cause), and get a clear
+// tool error for malformed arguments while the server keeps serving.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -45,7 +45,7 @@ test('run sweeps an example and reports progress', async () => {
   assert.equal(r.structuredContent.exit, 1);
   assert.equal(r.structuredContent.result.runs, 60);
   assert.ok(r.structuredContent.result.failures.length > 0);
-  assert.match(r.content[0].text, /^60 runs, \d+ failed; first: seed \d+ bank: account/);
+  assert.match(r.content[0].text, /^60 runs, \d+ failed in 1 finding; bank: panic: account N overdrawn: balance N after teller N moved N \(\d+ seeds, shortest seed \d+, schedule .*faults.json\)/);
   assert.ok(progress.length > 0 && progress.at(-1).total === 60);
 });
 
@@ -72,6 +72,16 @@ test('shrink reduces a kvlog failure', async () => {
   assert.match(r.content[0].text, /crash kv/);
 });
 
+test('cause names the necessary crash of a kvlog failure', async () => {
+  const r = await client.callTool({ name: 'seedfall_cause', arguments: { config: 'examples/kvlog/seedfall.json', seed: 2 } });
+  assert.ok(!r.isError, JSON.stringify(r.content));
+  assert.match(r.content[0].text, /^necessary faults: crash kv at \d+ ns/);
+  assert.match(r.content[0].text, /became certain in \[\d+,\d+\] ns$/);
+  const result = r.structuredContent.result;
+  assert.ok(result.necessary_faults.length > 0);
+  assert.equal(result.moments_after_ns, Math.max(...result.necessary_faults.map((t) => t.fault.at_ns)));
+});
+
 test('malformed arguments are a clear error and the server keeps serving', async () => {
   const bad = await client.callTool({ name: 'seedfall_replay', arguments: { config: 'examples/kvlog/seedfall.json', seed: 'not a number' } }).then(
     (r) => (r.isError ? JSON.stringify(r.content) : 'no error'),
@@ -80,7 +90,7 @@ test('malformed arguments are a clear error and the server keeps serving', async
   assert.match(bad, /seed|invalid|type/i);
   const missing = await client.callTool({ name: 'seedfall_replay', arguments: { config: 'examples/nowhere.json', seed: 1 } });
   assert.equal(missing.isError, true);
-  assert.match(missing.content[0].text, /cannot read the config/);
+  assert.match(missing.content[0].text, /does not exist/);
   const ok = await client.callTool({ name: 'seedfall_replay', arguments: { config: 'examples/kvlog/seedfall.json', seed: 2 } });
   assert.equal(ok.structuredContent.result.verdict, 'fail');
 });

@@ -141,7 +141,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.signal.describe()));
             for r in &new {
                 if let (Signal::Function { node, index }, true) = (&r.signal, new_function_names.len() < NEW_FUNCTION_NAMES_MAX) {
-                    let name = program.function_names.get(node).and_then(|m| m.get(index)).cloned().unwrap_or_else(|| format!("#{index}"));
+                    let name = program.function_names.get(node).and_then(|m| m.get(index)).map(|n| seedfall_sim::failure::demangle(n)).unwrap_or_else(|| format!("#{index}"));
                     new_function_names.push(format!("{node}: {name}"));
                 }
             }

@@ -176,6 +176,14 @@ impl Parser {
             let atlas = c.get("atlas").map(|v| self.bool(v, &format!("{p}.atlas"))).transpose()?.unwrap_or(false);
             *slot = Some(MediaFaults { probability, nodes: self.targets(c, &p, nodes)?, atlas });
         }
+        if f.torn_writes && f.crash.is_none() {
+            // Torn writes only shape what a drawn crash keeps; without the
+            // crash family nothing is ever torn, which is never what was meant.
+            return Err(self.err(
+                "$.faults.torn_writes",
+                "torn writes only change what a crash keeps, and no crash is configured: add \"crash\": {\"rate\": ...} to faults, or remove torn_writes",
+            ));
+        }
         Ok(f)
     }
 }

@@ -193,7 +193,11 @@ impl Parser {
             Some(v) => {
                 let name = self.string(v, "$.name")?;
                 if !valid_name(&name) {
-                    return Err(self.err("$.name", format!("expected letters, digits, '-' or '_', found \"{}\"", parse::shown_text(&name))));
+                    let hint = match parse::sanitized_name(&name) {
+                        Some(s) => format!(" (try \"{s}\"; names from the file name are rewritten like this, a name you chose is not)"),
+                        None => String::new(),
+                    };
+                    return Err(self.err("$.name", format!("expected letters, digits, '-' or '_' (at most {} bytes), found \"{}\"{hint}", parse::NAME_BYTES_MAX, parse::shown_text(&name))));
                 }
                 name
             }
@@ -356,7 +360,7 @@ mod tests {
         assert_eq!(c.disk.sector_bytes, 4096);
         assert_eq!(
             err(r#"{"duration": "2s", "nodes": [{"name": "server", "wasm": "s"}], "faults": {"pause": {"rate": 1, "duration": "1ms", "nodes": ["sever"]}}}"#),
-            "$.faults.pause.nodes[0]: no node is named \"sever\" (did you mean \"server\"?)"
+            "$.faults.pause.nodes[0]: no node \"sever\" (did you mean \"server\"? nodes: server)"
         );
         assert_eq!(
             err(r#"{"duration": "2s", "nodes": [{"name": "s", "wasm": "s"}], "faults": {"crash": {"rate": 1, "restart_after": "5s-1s"}}}"#),
@@ -373,5 +377,34 @@ mod tests {
         assert_eq!(default_name(Path::new("/x/kvlog/seedfall.json")), "kvlog");
         assert_eq!(default_name(Path::new("/x/kvlog/seedfall.fixed.json")), "kvlog-fixed");
         assert_eq!(default_name(Path::new("/x/kvlog/other.json")), "other");
+        assert_eq!(default_name(Path::new("/x/kv.v2/seedfall.json")), "kv-v2");
+        assert_eq!(default_name(&Path::new("/x").join("a".repeat(80)).join("seedfall.json")).len(), parse::NAME_BYTES_MAX);
+    }
+
+    #[test]
+    fn an_explicit_name_outside_the_alphabet_is_refused_with_the_derived_form() {
+        assert_eq!(
+            err(r#"{"name": "kv.v2", "duration": "2s", "nodes": [{"name": "a", "wasm": "a"}]}"#),
+            "$.name: expected letters, digits, '-' or '_' (at most 64 bytes), found \"kv.v2\" (try \"kv-v2\"; names from the file name are rewritten like this, a name you chose is not)"
+        );
+    }
+
+    #[test]
+    fn torn_writes_need_the_crash_family() {
+        assert_eq!(
+            err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "faults": {"torn_writes": true, "pause": {"rate": 1, "duration": "1ms"}}}"#),
+            "$.faults.torn_writes: torn writes only change what a crash keeps, and no crash is configured: add \"crash\": {\"rate\": ...} to faults, or remove torn_writes"
+        );
+        parse(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "faults": {"torn_writes": false}}"#).unwrap();
+    }
+
+    #[test]
+    fn an_unknown_fault_node_lists_the_nodes() {
+        let two = r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}, {"name": "b", "replicas": 2, "wasm": "b"}], "faults": {"partition": {"rate": 1, "duration": "1ms", "nodes": ["NODES"]}}}"#;
+        assert_eq!(err(&two.replace("NODES", "zeta")), "$.faults.partition.nodes[0]: no node \"zeta\" (nodes: a, b)");
+        assert_eq!(
+            err(&two.replace("NODES", "b#2")),
+            "$.faults.partition.nodes[0]: no node \"b#2\" (faults name config nodes, which take all their replicas: use \"b\"; nodes: a, b)"
+        );
     }
 }

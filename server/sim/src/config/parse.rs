@@ -113,8 +113,7 @@ impl Parser {
         let known: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
         for (i, n) in names.iter().enumerate() {
             if !known.contains(&n.as_str()) {
-                let hint = did_you_mean(n, &known).map(|s| format!(" (did you mean \"{s}\"?)")).unwrap_or_default();
-                return Err(self.err(&format!("{path}.nodes[{i}]"), format!("no node is named \"{n}\"{hint}")));
+                return Err(self.err(&format!("{path}.nodes[{i}]"), unknown_node(n, &known)));
             }
         }
         Ok(names)
@@ -145,8 +144,37 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// `no node "sever" (did you mean "server"? nodes: client, server)`: what a
+/// fault's `nodes` entry that names no config node gets. An instance name
+/// (`client#1`) is pointed at its node, since faults target whole nodes.
+fn unknown_node(name: &str, known: &[&str]) -> String {
+    let shown = shown_text(name);
+    let listed = format!("nodes: {}", known.join(", "));
+    if let Some((node, _replica)) = name.split_once('#').filter(|(node, _)| known.contains(node)) {
+        return format!("no node \"{shown}\" (faults name config nodes, which take all their replicas: use \"{node}\"; {listed})");
+    }
+    match did_you_mean(name, known) {
+        Some(close) => format!("no node \"{shown}\" (did you mean \"{close}\"? {listed})"),
+        None => format!("no node \"{shown}\" ({listed})"),
+    }
+}
+
+/// Bytes a config name may have (it names folders and corpora).
+pub(super) const NAME_BYTES_MAX: usize = 64;
+
 pub(super) fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    !name.is_empty() && name.len() <= NAME_BYTES_MAX && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A name in the config-name alphabet: every other character becomes `-`,
+/// cut to `NAME_BYTES_MAX`; `None` when nothing is left. Derived names are
+/// made with it, and an explicit `name` outside the alphabet is refused with
+/// its result as the suggestion (seedfall never rewrites a name you chose).
+pub(super) fn sanitized_name(raw: &str) -> Option<String> {
+    let cleaned: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).take(NAME_BYTES_MAX).collect();
+    let sanitized = (!cleaned.is_empty()).then_some(cleaned);
+    assert!(sanitized.as_deref().is_none_or(valid_name), "a sanitised name is valid");
+    sanitized
 }
 
 /// `seedfall.json` takes its folder's name; `seedfall.fixed.json` becomes
@@ -161,8 +189,7 @@ pub(super) fn default_name(file: &Path) -> String {
     } else {
         stem.to_string()
     };
-    let cleaned: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
-    if cleaned.is_empty() { "config".into() } else { cleaned }
+    sanitized_name(&raw).unwrap_or_else(|| "config".into())
 }
 
 /// A value from the config, shortened for an error message: a 50 MB bad
@@ -200,7 +227,8 @@ pub fn did_you_mean<'a>(typo: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| (edit_distance(&typo_lower, &k.to_ascii_lowercase()), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        // A suggestion that replaces every character of the typo is no suggestion.
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < typo.chars().count())
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }

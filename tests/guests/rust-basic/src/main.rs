@@ -19,6 +19,20 @@ fn main() {
                 panic!("balance went negative: {}", -(r as i64 % 100));
             }
         }
+        "std-panic" => {
+            // A panic inside the standard library: wasip1 has no process
+            // ids, so std panics in its own source, called from here.
+            println!("pid {}", pid());
+        }
+        "rare" => {
+            // A function only some runs reach, for explore's "new functions".
+            for _ in 0..6 {
+                std::thread::sleep(Duration::from_millis(1));
+                if random_u64() % 16 == 0 {
+                    rare_path();
+                }
+            }
+        }
         "trap" => {
             println!("about to trap");
             std::process::abort();
@@ -41,6 +55,16 @@ fn main() {
             std::process::exit(2);
         }
     }
+}
+
+#[inline(never)]
+fn rare_path() {
+    println!("took the rare path");
+}
+
+#[inline(never)]
+fn pid() -> u32 {
+    std::process::id()
 }
 
 fn random_u64() -> u64 {
