@@ -21,6 +21,12 @@ pub fn real(ns: u64) -> String {
 /// carriage returns) and bidirectional overrides are shown escaped, so a
 /// guest's message cannot repaint the screen or fake a line of ours.
 /// Newlines and tabs stay.
+/// `safe`, for text that must stay on one line (a table row, a finding
+/// line): newlines and tabs are shown as `\n` and `\t` too.
+pub fn safe_line(text: &str) -> String {
+    safe(text).replace('\n', "\\n").replace('\t', "\\t")
+}
+
 pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     if !text.chars().any(bad) {
@@ -85,7 +91,7 @@ pub fn finding_block(f: &seedfall_search::finding::Finding, shortest: &str, fold
     let first = f.shortest.first().map(|r| r.seed);
     for e in f.examples.iter().filter(|e| Some(e.seed) != first).take(2) {
         let details = e.details.as_deref().map(|d| format!(" {d}")).unwrap_or_default();
-        s.push_str(&format!("  also seed {}: {}\n", e.seed, clip(&safe(&format!("{}{details}", e.message)), EXAMPLE_CHARS_MAX)));
+        s.push_str(&format!("  also seed {}: {}\n", e.seed, clip(&safe_line(&format!("{}{details}", e.message)), EXAMPLE_CHARS_MAX)));
     }
     if let Some(seed) = first {
         let faults = folder.map(|p| format!(" -faults {}", relative(&p.join("faults.json")))).unwrap_or_default();
@@ -239,7 +245,7 @@ pub fn property_table(project: &Project, table: &seedfall_search::properties::Pr
     let width = table.by_message.keys().map(|m| m.len()).max().unwrap_or(0).min(48) + 2;
     let mut s = String::from("properties:\n");
     for t in table.by_message.values() {
-        let quoted = format!("\"{}\"", safe(&t.message));
+        let quoted = format!("\"{}\"", safe_line(&t.message));
         let marker = if tally_fails(t, &findings) { "FAIL" } else { "" };
         let (truth, falsity) = match tally_counts_truth(t.kind) {
             true => (format!("true {:>5}", t.runs_true), format!("false {:>5}", t.runs_false)),
@@ -297,7 +303,7 @@ pub fn finding_line(project: &Project, f: &seedfall_search::properties::Finding)
     };
     let at = tally_location(project, &t);
     let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
-    format!("{what}: {} \"{}\"{at}", kind.name(), safe(message))
+    format!("{what}: {} \"{}\"{at}", kind.name(), safe_line(message))
 }
 
 /// One trace event as a timeline line (after its time and node columns).

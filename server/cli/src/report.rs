@@ -150,6 +150,12 @@ fn track(config_dir: &Path, current: &[String]) -> (BTreeMap<String, String>, Ve
     (status, resolved)
 }
 
+/// Markdown text: no raw HTML, quotes as they are (finding titles quote
+/// their property).
+fn esc_md(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
@@ -191,7 +197,7 @@ fn markdown(input: &Input, status: &BTreeMap<String, String>, resolved: &[String
         let (replay, shrink) = commands(input, g);
         let f = g.shortest.failure.as_ref().unwrap();
         let durability = g.shortest.model_check.as_ref().map(|m| format!("; {}", output::durability_text(m))).unwrap_or_default();
-        out.push_str(&format!("### [{st}] {}\n\n{} seeds ({}); shortest: seed {} failing at t={}{durability}\n\n```\n{replay}\n{shrink}\n```\n\n", esc(&g.title), g.count, g.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), g.shortest.seed, VTime(f.time_ns)));
+        out.push_str(&format!("### [{st}] {}\n\n{} seeds ({}); shortest: seed {} failing at t={}{durability}\n\n```\n{replay}\n{shrink}\n```\n\n", esc_md(&g.title), g.count, g.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), g.shortest.seed, VTime(f.time_ns)));
     }
     if !resolved.is_empty() {
         out.push_str("## Resolved since the last report\n\n");

@@ -215,6 +215,9 @@ fn guest_messages_cannot_drive_the_terminal() {
         }
         assert!(out.stdout.contains(r"evil \e[2J\e[31mred\u{7}\r"), "{args:?}: {}", out.stdout);
     }
+    // One-line places (the property table) show the newline too.
+    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1"]);
+    assert!(out.stdout.lines().any(|l| l.contains(r#""evil \e[2J\e[31mred\u{7}\r\n overwritten""#) && l.contains(" hit ")), "{}", out.stdout);
 }
 
 /// A config of one guest that passes, for the bad-input tests.

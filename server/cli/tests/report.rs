@@ -26,10 +26,10 @@ fn findings_go_new_ongoing_resolved_regressed() {
     };
     let first = report(false);
     assert!(first.starts_with("# seedfall report: kvrep\n"), "{first}");
-    assert!(first.contains("### [new] kv: acknowledged writes survive crashes"), "{first}");
+    assert!(first.contains("### [new] property \"acknowledged writes survive crashes\""), "{first}");
     assert!(first.contains("seedfall replay -c ") && first.contains("seedfall shrink -c "));
     assert!(first.contains("| acknowledged writes survive crashes | always |"));
-    assert!(report(false).contains("### [ongoing] kv: acknowledged writes survive crashes"));
+    assert!(report(false).contains("### [ongoing] property \"acknowledged writes survive crashes\""));
     let fixed = report(true);
     assert!(fixed.contains("## Failures\n\nNone."), "{fixed}");
     assert!(fixed.contains("## Resolved since the last report\n\n- failure property \"acknowledged writes survive crashes\""), "{fixed}");
