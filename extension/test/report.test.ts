@@ -25,7 +25,7 @@ describe('report page', () => {
       const page = await browser.newPage({ viewport: { width: 1150, height: 900 } });
       await page.goto('file://' + html);
       expect(await page.locator('h1').textContent()).toBe('seedfall report: kvlog');
-      expect(await page.locator('section.failure h3').first().textContent()).toContain('kv: acknowledged writes survive crashes');
+      expect(await page.locator('section.failure h3').first().textContent()).toContain('property "acknowledged writes survive crashes"');
       const frame = page.frameLocator('iframe.timeline').first();
       await expect.poll(() => frame.locator('svg .ev-failure').count()).toBe(1);
       expect(await page.locator('h2').allTextContents()).toEqual(['Failures', 'Properties', 'Exploration']);
