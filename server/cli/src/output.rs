@@ -78,8 +78,12 @@ pub fn failure_block(project: &Project, outcome: &Outcome) -> String {
 /// that replay and shrink the shortest.
 pub fn finding_block(f: &seedfall_search::finding::Finding, shortest: &str, folder: Option<&Path>, config: &str, keep: usize) -> String {
     let mut s = shortest.to_string();
-    if let Some(folder) = folder {
-        s.push_str(&format!("    saved in {}\n", relative(folder)));
+    // The folder may have gone since (past -failures-budget): say so, and
+    // replay from the seed alone.
+    let folder = folder.filter(|f| f.is_dir());
+    match folder {
+        Some(folder) => s.push_str(&format!("    saved in {}\n", relative(folder))),
+        None => s.push_str("    no folder kept (over -failures-budget, or it could not be written); the seed alone replays it\n"),
     }
     let seeds: Vec<String> = f.seeds.iter().take(SEEDS_LISTED_MAX).map(u64::to_string).collect();
     let more = if f.seeds.len() > SEEDS_LISTED_MAX || f.count > f.seeds.len() as u64 { ", ..." } else { "" };

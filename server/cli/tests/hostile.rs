@@ -316,4 +316,8 @@ fn failure_folders_stay_within_their_budget_and_stale_temporaries_go() {
     let left: Vec<String> = std::fs::read_dir(&failures).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     assert!(!left.iter().any(|n| n.starts_with(".tmp-")), "a stale temporary folder stayed: {left:?}");
     assert!(!left.is_empty() && left.len() < 6, "{left:?}");
+    // The output never points at a folder the budget removed.
+    for saved in out.stdout.lines().filter_map(|l| l.trim().strip_prefix("saved in ")) {
+        assert!(repo().join(saved).is_dir(), "{saved} was removed but is named: {}", out.stdout);
+    }
 }
