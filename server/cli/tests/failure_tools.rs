@@ -137,3 +137,21 @@ fn cause_finds_the_window_of_the_decisive_crash_and_children_replay() {
     assert_eq!(failing, failing_moments);
     assert_eq!(passing + failing, 16 * 8);
 }
+
+/// Shrink keeps a candidate that fails with the same finding, not the same
+/// string: ledger's panic names the teller, and without the pauses another
+/// teller overdraws the same account. Matching the exact message would keep
+/// faults that do not matter.
+#[test]
+fn shrink_matches_by_finding_and_shows_both_messages() {
+    let ledger = repo().join("examples/ledger");
+    let cfg = config(
+        "shrink-finding",
+        &format!(r#"{{ "version": 1, "name": "ledger-pauses", "duration": "10s", "nodes": [ {{ "name": "bank", "go": {{ "dir": "{}" }} }} ], "faults": {{ "pause": {{ "rate": 300, "duration": "1ms-3ms" }} }} }}"#, ledger.display()),
+    );
+    let out = seedfall(&["shrink", "-c", cfg.to_str().unwrap(), "-seed", "33"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("shrunk 6 faults to 0 in "), "{}", out.stdout);
+    assert!(out.stdout.contains("the same finding, now: account 1 overdrawn: balance -3 after teller 2 moved 48"), "{}", out.stdout);
+    assert!(out.stdout.contains("             it was: account 1 overdrawn: balance -3 after teller 3 moved 48"), "{}", out.stdout);
+}
