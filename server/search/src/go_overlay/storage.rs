@@ -252,8 +252,20 @@ fn patched_copy(module_root: &Path, m: &Module, patch: &Patch, cache: &Cache, lo
     copy_module(&from, &tmp)?;
     apply(patch, &tmp, &m.version)?;
     std::fs::write(tmp.join(".complete"), b"").map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&tmp, &dir).map_err(|e| format!("cannot move {} into place: {e}", tmp.display()))?;
+    // Another seedfall may build the same copy at the same time (tests and
+    // parallel sweeps share a cache). Copies land whole, by rename, so a
+    // complete one is never removed: losing the race is fine; only a folder
+    // without `.complete` (left by something else) is cleared, once.
+    if std::fs::rename(&tmp, &dir).is_err() && !dir.join(".complete").is_file() {
+        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = std::fs::rename(&tmp, &dir) {
+            if !dir.join(".complete").is_file() {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(format!("cannot move {} into place: {e}", tmp.display()));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
     Ok(dir)
 }
 
