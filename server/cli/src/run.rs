@@ -98,6 +98,10 @@ pub fn main(a: RunArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
+    if !(1..=seedfall_search::kept::KEEP_MAX).contains(&a.resources.keep_failures) {
+        eprintln!("seedfall: -keep-failures: expected 1 to {}, found {}", seedfall_search::kept::KEEP_MAX, a.resources.keep_failures);
+        return 2;
+    }
     let (project, jobs) = match load::project_for(&a.config, a.json, &a.resources, jobs) {
         Ok(p) => p,
         Err(code) => return code,

@@ -247,6 +247,8 @@ fn bad_configs_and_files_get_clear_errors() {
     // Durations past the documented maximum, with file, path and limit.
     let c = write("long.json", &format!(r#"{{ "duration": "2s", "disk": {{ "io_latency": "10000h" }}, "nodes": [ {node} ] }}"#));
     fails_cleanly(&["run", "-c", p(&c), "-seeds", "1"], &["long.json: $.disk.io_latency: expected a duration of at most 1000h, found \"10000h\""]);
+    // Flags with bounds say them.
+    fails_cleanly(&["run", "-c", p(&cfg), "-seeds", "1", "-keep-failures", "0"], &["-keep-failures: expected 1 to 1000, found 0"]);
     // Duplicate keys are not resolved silently.
     let c = write("dup.json", &format!(r#"{{ "duration": "2s", "duration": "3s", "nodes": [ {node} ] }}"#));
     fails_cleanly(&["run", "-c", p(&c), "-seeds", "1"], &["dup.json: $.duration: \"duration\" is given twice"]);
