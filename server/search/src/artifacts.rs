@@ -32,8 +32,12 @@ pub fn signature(outcome: &Outcome) -> String {
 
 pub fn folder_name(config: &Config, outcome: &Outcome) -> String {
     let f = outcome.failure.as_ref().expect("a failing outcome");
-    let kind = serde_json::to_value(f.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| "failure".into());
-    format!("{}-seed-{}-{kind}-{}", config.name, outcome.seed, signature(outcome))
+    folder_name_for(config, outcome.seed, &crate::finding::Signature::of(f))
+}
+
+/// The folder name of seed `seed`'s failure with signature `s`.
+pub fn folder_name_for(config: &Config, seed: u64, s: &crate::finding::Signature) -> String {
+    format!("{}-seed-{seed}-{}-{}", config.name, crate::finding::kind_name(s.kind), s.id())
 }
 
 #[derive(Serialize)]

@@ -131,13 +131,18 @@ impl Signature {
 
     /// One line for people: `property "…"`, `kv: panic: counter is N`.
     pub fn title(&self) -> String {
-        let kind = serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let kind = kind_name(self.kind);
         match self.kind {
             FailureKind::Property => format!("property \"{}\"", self.template),
             FailureKind::Panic | FailureKind::Trap => format!("{}: {kind}: {}", self.node, self.template),
             _ => format!("{}: {kind}", self.node),
         }
     }
+}
+
+/// A failure kind as it is written in JSON and folder names (`panic`).
+pub fn kind_name(kind: FailureKind) -> String {
+    serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| "failure".into())
 }
 
 /// Example messages kept per finding, and seeds listed in its index.

@@ -18,13 +18,9 @@ pub const INDEX_VERSION: u32 = 1;
 pub const KEEP_DEFAULT: usize = 3;
 pub const KEEP_MAX: usize = 1000;
 
-fn kind_name(s: &Signature) -> String {
-    serde_json::to_value(s.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| "failure".into())
-}
-
 /// The folder of one failing run of a finding (as `artifacts::folder_name`).
 pub fn folder(config: &Config, seed: u64, s: &Signature) -> PathBuf {
-    failures_dir(config).join(format!("{}-seed-{seed}-{}-{}", config.name, kind_name(s), s.id()))
+    failures_dir(config).join(crate::artifacts::folder_name_for(config, seed, s))
 }
 
 fn holds_tool_work(dir: &std::path::Path) -> bool {
