@@ -15,15 +15,19 @@ pub struct ExploreArgs {
     /// Stop after this many rounds.
     #[arg(long)]
     pub rounds: Option<u32>,
-    /// Children per round.
-    #[arg(long, default_value_t = 8)]
+    /// Children per round: drawn before any of them runs, so a smaller
+    /// batch uses each discovery sooner and a larger one keeps more workers
+    /// busy.
+    #[arg(long, default_value_t = 4)]
     pub batch: usize,
     /// Stop after this much wall time (checked between rounds), like `10m`.
     #[arg(long)]
     pub budget: Option<String>,
-    /// Stop after this many rounds in a row with nothing new.
-    #[arg(long, default_value_t = 8)]
-    pub until_novelty: u32,
+    /// Stop after this many rounds in a row with nothing new (without it,
+    /// -rounds and -budget are honoured in full; with no limit at all, a
+    /// default rule that scales with the last novelty's cost applies).
+    #[arg(long)]
+    pub until_novelty: Option<u32>,
     /// Keep exploring after a failure.
     #[arg(long)]
     pub keep_going: bool,
@@ -76,6 +80,10 @@ pub fn main(a: ExploreArgs) -> i32 {
             }
         },
     };
+    if a.until_novelty == Some(0) {
+        eprintln!("seedfall: -until-novelty: expected a positive number of rounds, found 0");
+        return 2;
+    }
     if a.batch == 0 || a.batch > 100_000 {
         eprintln!("seedfall: -batch: expected 1 to 100000, found {}", a.batch);
         return 2;
@@ -95,7 +103,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         rounds: a.rounds,
         batch: a.batch,
         budget,
-        until_novelty: a.until_novelty.max(1),
+        until_novelty: a.until_novelty,
         keep_going: a.keep_going,
         explore_seed: a.explore_seed,
         jobs,
@@ -176,7 +184,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             })
             .collect();
         let doc = serde_json::json!({
-            "version": 1, "config": output::relative(&config.path), "runs": result.runs, "rounds": result.rounds,
+            "version": 1, "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
             "stop": result.stop, "failures": failures, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap());
@@ -185,7 +193,10 @@ pub fn main(a: ExploreArgs) -> i32 {
             eprintln!("seedfall: skipped a stale corpus entry: {}", output::relative_prefix(s));
         }
         println!();
-        println!("stopped: {}", result.stop);
+        match result.first_failure_run {
+            Some(n) => println!("stopped: {} (at run {n} of {})", result.stop, result.runs),
+            None => println!("stopped: {} ({} runs)", result.stop, result.runs),
+        }
         for (o, folder) in result.failures.iter().zip(&folders).take(3) {
             print!("{}", output::failure_block(&project, o));
             if let Some(folder) = folder {

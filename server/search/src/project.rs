@@ -66,7 +66,7 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
         check_memory_fits(&raw, config.limits.memory_bytes_max).map_err(|e| LoadError::Build(format!("{}: $.limits.memory_mb: node \"{}\": {e}", config.path.display(), node.name)))?;
         let module = if instrument {
             let inst = seedfall_sim::coverage::instrument(&raw).map_err(fail)?;
-            coverage.push(Some(inst.functions));
+            coverage.push(Some(inst.layout));
             function_names.insert(node.name.clone(), inst.names);
             modules::compiled_bytes(&engine, &inst.wasm, &built.wasm, &cache, log).map_err(fail)?
         } else {

@@ -5,7 +5,7 @@
 //! call returns an error that ends its `_start`), so nothing the guest does
 //! after a broken invariant can blur the failure.
 use crate::node::NodeCtx;
-use crate::props::{Evaluation, PropertyKind};
+use crate::props::{Comparison, Evaluation, PropertyKind};
 use crate::wasi::{host, mem, Cx};
 use wasmtime::{Caller, Linker};
 
@@ -37,10 +37,19 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
         "assert",
         |mut caller: Caller<'_, NodeCtx>, kind: i32, cond: i32, mp: i32, ml: i32, dp: i32, dl: i32, lp: i32, ll: i32| -> wasmtime::Result<()> {
             let failed = host(&mut caller, |cx| {
+                let comparison = Comparison::from_abi(kind as u32);
                 let kind = PropertyKind::from_abi(kind as u32)?;
                 let message = text(cx, mp as u32, ml as u32, 4096)?;
                 let details = text(cx, dp as u32, dl as u32, crate::props::DETAILS_BYTES_MAX).unwrap_or_default();
                 let location = text(cx, lp as u32, ll as u32, 4096).filter(|l| !l.is_empty());
+                // A numeric form carries its guidance in the same call:
+                // `left - right` from the details, guided toward the bound
+                // (recorded first, so an evaluation that fails the run counts).
+                if let Some(maximize) = comparison.and_then(|c| c.maximize(kind)) {
+                    if let Some(gap) = crate::props::numeric_gap(&details) {
+                        cx.world.guide(&message, maximize, gap);
+                    }
+                }
                 let e = Evaluation { kind, cond: cond != 0, message, details, location };
                 let idx = cx.node.idx;
                 Some(cx.world.evaluate(idx, e))
@@ -51,6 +60,14 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
             }
         },
     )?;
+    // Numeric guidance (`sim.Maximize`/`sim.Minimize`): one value of the
+    // quantity `name`, to be climbed in the direction `maximize` says.
+    l.func_wrap(MODULE, "guide", |mut caller: Caller<'_, NodeCtx>, maximize: i32, value: f64, np: i32, nl: i32| {
+        host(&mut caller, |cx| {
+            let Some(name) = text(cx, np as u32, nl as u32, GUIDE_NAME_BYTES_MAX) else { return };
+            cx.world.guide(&name, maximize != 0, value);
+        })
+    })?;
     l.func_wrap(MODULE, "setup_complete", |mut caller: Caller<'_, NodeCtx>, dp: i32, dl: i32| {
         host(&mut caller, |cx| {
             let details = text(cx, dp as u32, dl as u32, crate::props::DETAILS_BYTES_MAX).unwrap_or_default();
@@ -141,6 +158,9 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
     })?;
     Ok(())
 }
+
+/// Bound on a `guide` name, as on a property message.
+pub const GUIDE_NAME_BYTES_MAX: usize = 4096;
 
 /// Bounds of the test oracle (`Remember`/`Recall` in the SDKs).
 pub const ORACLE_KEY_BYTES_MAX: usize = 1024;

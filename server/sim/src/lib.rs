@@ -43,7 +43,7 @@ pub mod world;
 
 pub use config::{Config, ConfigError};
 pub use engine::{Engine, EngineOptions};
-pub use outcome::{Outcome, Stats, Verdict};
+pub use outcome::{Outcome, Stats, Verdict, Watermark};
 pub use program::Program;
 pub use run::{run, RunOptions};
 pub use schedule::{check_fits, Branch, Fault, Schedule, ScheduleFile};

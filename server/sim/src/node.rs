@@ -29,9 +29,8 @@ pub struct NodeLocal {
     pub stderr: LineBuffer,
     pub antithesis: LineBuffer,
     pub memory_bytes_max: usize,
-    /// The coverage bitmap memory, when the module is instrumented, and how
-    /// many of its bytes are functions.
-    pub coverage: Option<(Memory, u32)>,
+    /// The coverage memory, when the module is instrumented.
+    pub coverage: Option<CoverageReader>,
     /// Set by a host call in which the node crashed: the call then ends the
     /// node's `_start` instead of returning to it.
     pub crashed: bool,
@@ -206,18 +205,37 @@ mod tests {
     }
 }
 
-/// Folds the node's coverage bitmap into the world's (at each suspension and
-/// at exit: a crash can only strike a node that is suspended or inside a host
-/// call, so nothing it reached is lost).
-pub fn harvest_coverage<T: wasmtime::AsContext<Data = NodeCtx>>(store: T, local_idx: usize, world: &mut crate::world::World) {
-    let ctx = store.as_context();
-    let Some((memory, functions)) = ctx.data().local.coverage else { return };
-    let bytes = &memory.data(&ctx)[..functions as usize];
-    let acc = &mut world.coverage[local_idx];
-    if acc.len() < bytes.len() {
-        acc.resize(bytes.len(), 0);
+/// Where a node incarnation's coverage log is, and how much of it the host
+/// has read.
+#[derive(Clone, Copy, Debug)]
+pub struct CoverageReader {
+    pub memory: Memory,
+    pub layout: crate::coverage::Layout,
+    pub read: u32,
+}
+
+/// Functions the node entered for the first time since the host last looked
+/// (empty, without allocating, when none). Read at every host call, so a
+/// first entry is placed in time to the nearest host call.
+pub fn new_functions<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T) -> Vec<u32> {
+    let mut ctx = store.as_context_mut();
+    let Some(cov) = ctx.data().local.coverage else { return Vec::new() };
+    let mem = cov.memory.data(&ctx);
+    let count = crate::coverage::log_count(mem, cov.layout);
+    if count <= cov.read {
+        return Vec::new();
     }
-    for (a, b) in acc.iter_mut().zip(bytes) {
-        *a |= *b;
-    }
+    let new: Vec<u32> = crate::coverage::log_since(mem, cov.layout, cov.read).collect();
+    ctx.data_mut().local.coverage.as_mut().expect("checked above").read = count;
+    new
+}
+
+/// Folds what the node entered since the host last looked into the world's
+/// record (at exit and at each suspension; host calls do it themselves, to
+/// give the probes' fuel back). Returns how many functions were new.
+pub fn harvest_coverage<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T, local_idx: usize, world: &mut crate::world::World) -> u64 {
+    let new = new_functions(&mut store);
+    let Some(cov) = store.as_context().data().local.coverage else { return 0 };
+    world.note_functions(local_idx, cov.layout, &new);
+    new.len() as u64
 }

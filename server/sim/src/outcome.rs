@@ -46,9 +46,18 @@ pub struct Outcome {
     pub schedule: crate::schedule::Schedule,
     /// Every property this run evaluated, by message.
     pub properties: std::collections::BTreeMap<String, crate::props::PropertyRun>,
+    /// Numeric guidance: per guided value (name and direction), the run's
+    /// best value and when it was first reached, over every node instance;
+    /// sorted by (name, maximize). Explore climbs these toward their bounds.
+    pub watermarks: Vec<Watermark>,
+    /// Guidance for new names past `props::WATERMARKS_MAX`, ignored.
+    pub watermarks_dropped: u64,
     pub setup_complete_ns: Option<u64>,
-    /// Functions reached, per config node (empty unless instrumented).
-    pub coverage: std::collections::BTreeMap<String, Vec<u32>>,
+    /// Functions reached, per config node, with when each was first entered
+    /// (sorted by function index; empty unless instrumented).
+    pub coverage: std::collections::BTreeMap<String, Vec<crate::coverage::FirstEntry>>,
+    /// Draws from each random stream, in `streams::Stream` order.
+    pub stream_draws: [u64; crate::streams::Stream::ALL.len()],
     pub verdict: Verdict,
     pub end: EndReason,
     pub failure: Option<Failure>,
@@ -65,6 +74,21 @@ pub struct Outcome {
     /// For a failure: whether it holds under the other file-system model
     /// (set by `seedfall-search`, which re-runs it).
     pub model_check: Option<ModelCheck>,
+}
+
+/// The best value one run reached of one guided quantity: a `seedfall.guide`
+/// call's value (`sim.Maximize`/`sim.Minimize`), a numeric property's
+/// `left - right` (named by its message), or an Antithesis SDK guidance
+/// line's. `value` is the maximum over the run when `maximize`, else the
+/// minimum; `at_ns` (virtual time) and `step` (scheduler step) are when it
+/// was first reached.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct Watermark {
+    pub name: String,
+    pub maximize: bool,
+    pub value: f64,
+    pub at_ns: u64,
+    pub step: u64,
 }
 
 /// A failure re-checked under the other file-system model.

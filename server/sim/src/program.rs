@@ -26,8 +26,8 @@ pub struct Program {
 
 pub(crate) struct ProgramNode {
     pub pre: InstancePre<NodeCtx>,
-    /// Functions in the module, when it was instrumented for coverage.
-    pub coverage_functions: Option<u32>,
+    /// The coverage memory's layout, when the module was instrumented.
+    pub coverage: Option<crate::coverage::Layout>,
 }
 
 impl Program {
@@ -37,30 +37,30 @@ impl Program {
         Program::with_coverage(engine, config, modules, vec![None; n])
     }
 
-    /// Like `new`, with each module's function count when it was rewritten
+    /// Like `new`, with each module's coverage layout when it was rewritten
     /// for coverage (`coverage::instrument`).
-    pub fn with_coverage(engine: &Engine, config: Config, modules: Vec<Module>, coverage: Vec<Option<u32>>) -> Result<Program, String> {
+    pub fn with_coverage(engine: &Engine, config: Config, modules: Vec<Module>, coverage: Vec<Option<crate::coverage::Layout>>) -> Result<Program, String> {
         assert_eq!(coverage.len(), modules.len(), "one coverage entry per module");
         assert_eq!(modules.len(), config.nodes.len(), "one module per node");
         let (mut base, mut names) = link::linker(&engine.inner).map_err(|e| format!("cannot build the host: {e:#}"))?;
         crate::abi::link(&mut base).map_err(|e| format!("cannot build the host: {e:#}"))?;
-        names.extend(["seedfall::assert", "seedfall::setup_complete", "seedfall::random_u64", "seedfall::buggify", "seedfall::oracle_put", "seedfall::oracle_get", "seedfall::mmap", "seedfall::munmap", "seedfall::msync", "seedfall::flock"]);
+        names.extend(["seedfall::assert", "seedfall::setup_complete", "seedfall::random_u64", "seedfall::buggify", "seedfall::guide", "seedfall::oracle_put", "seedfall::oracle_get", "seedfall::mmap", "seedfall::munmap", "seedfall::msync", "seedfall::flock"]);
         let mut nodes = Vec::with_capacity(modules.len());
-        for ((spec, module), coverage_functions) in config.nodes.iter().zip(&modules).zip(coverage) {
+        for ((spec, module), coverage) in config.nodes.iter().zip(&modules).zip(coverage) {
             if module.get_export("_start").is_none() {
                 return Err(format!("node \"{}\": the module has no `_start` export (is it a wasip1 command, not a library?)", spec.name));
             }
             let mut linker = base.clone();
             link::stub_unknown_imports(&mut linker, &names, module).map_err(|e| format!("node \"{}\": {e:#}", spec.name))?;
             let pre = linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?;
-            nodes.push(ProgramNode { pre, coverage_functions });
+            nodes.push(ProgramNode { pre, coverage });
         }
         let (disk_seeds, seeds_digest) = read_disk_seeds(&config)?;
         Ok(Program { config, catalog: Vec::new(), function_names: Default::default(), disk_seeds, seeds_digest, engine: engine.clone(), nodes })
     }
 
     pub fn instrumented(&self) -> bool {
-        self.nodes.iter().any(|n| n.coverage_functions.is_some())
+        self.nodes.iter().any(|n| n.coverage.is_some())
     }
 
     pub fn engine(&self) -> &Engine {

@@ -123,7 +123,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     world.net = crate::net::Net::new(config.net.clone(), instances.iter().map(|(_, n)| n.clone()).collect());
     setup_disks_and_faults(&mut world, program, schedule, options);
     world.keep_disk_trees = options.disk_trees;
-    world.coverage = vec![Vec::new(); instances.len()];
+    world.coverage = vec![crate::coverage::Reached::default(); instances.len()];
     let mut branches = schedule.branches.clone();
     branches.sort_by_key(|b| b.at_ns);
     world.branches_pending = branches.into();
@@ -138,7 +138,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         env.push(("ANTITHESIS_SDK_LOCAL_OUTPUT".into(), crate::wasi::fdtable::ANTITHESIS_OUTPUT.into()));
         let _ = idx;
         let pn = &program.nodes[*node_idx];
-        scheduler.add(&program.engine.inner, &pn.pre, pn.coverage_functions, args, env, config.limits.memory_bytes_max);
+        scheduler.add(&program.engine.inner, &pn.pre, pn.coverage, args, env, config.limits.memory_bytes_max);
     }
     let (end, failure) = scheduler.drive(config.duration);
     let instantiate_ns = *scheduler.instantiate_ns.lock().unwrap();
@@ -176,18 +176,19 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         fuel: 0,
     };
     let verdict = if failure.is_some() { Verdict::Fail } else { Verdict::Pass };
-    // Functions reached, per config node (replicas run the same module).
-    let mut coverage: std::collections::BTreeMap<String, Vec<u8>> = std::collections::BTreeMap::new();
-    for ((node_idx, _), bitmap) in instances.iter().zip(&w.coverage) {
-        if bitmap.is_empty() {
+    // Functions reached, per config node (replicas run the same module),
+    // each with the earliest time any instance first entered it.
+    let mut coverage: std::collections::BTreeMap<String, std::collections::BTreeMap<u32, crate::coverage::FirstEntry>> = std::collections::BTreeMap::new();
+    for ((node_idx, _), reached) in instances.iter().zip(&w.coverage) {
+        if reached.first.is_empty() {
             continue;
         }
         let acc = coverage.entry(config.nodes[*node_idx].name.clone()).or_default();
-        if acc.len() < bitmap.len() {
-            acc.resize(bitmap.len(), 0);
-        }
-        for (a, b) in acc.iter_mut().zip(bitmap) {
-            *a |= *b;
+        for f in &reached.first {
+            let e = acc.entry(f.index).or_insert(*f);
+            if (f.at_ns, f.step) < (e.at_ns, e.step) {
+                *e = *f;
+            }
         }
     }
     let applied = Schedule { seed: schedule.seed, faults: Some(w.faults_applied.clone()), branches: schedule.branches.clone() };
@@ -195,8 +196,11 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         seed: schedule.seed,
         schedule: applied,
         properties: std::mem::take(&mut w.props.by_message),
-        coverage: coverage.into_iter().map(|(n, b)| (n, crate::coverage::reached(&b))).collect(),
+        watermarks_dropped: w.props.watermarks.dropped,
+        watermarks: std::mem::take(&mut w.props.watermarks).into_vec(),
+        coverage: coverage.into_iter().map(|(n, m)| (n, m.into_values().collect())).collect(),
         setup_complete_ns: w.setup_complete_ns,
+        stream_draws: w.streams.draws,
         verdict,
         end,
         failure,

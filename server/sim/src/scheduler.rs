@@ -36,7 +36,7 @@ pub struct Scheduler {
 struct Launch {
     engine: wasmtime::Engine,
     pre: InstancePre<NodeCtx>,
-    coverage_functions: Option<u32>,
+    coverage: Option<crate::coverage::Layout>,
     args: Vec<String>,
     env: Vec<(String, String)>,
     memory_bytes_max: u64,
@@ -61,9 +61,9 @@ impl Scheduler {
 
     /// Adds a node instance; it becomes runnable at the current time.
     #[allow(clippy::too_many_arguments)]
-    pub fn add(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, coverage_functions: Option<u32>, args: Vec<String>, env: Vec<(String, String)>, memory_bytes_max: u64) {
+    pub fn add(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, coverage: Option<crate::coverage::Layout>, args: Vec<String>, env: Vec<(String, String)>, memory_bytes_max: u64) {
         let idx = self.futures.len();
-        self.launches.push(Launch { engine: engine.clone(), pre: pre.clone(), coverage_functions, args, env, memory_bytes_max });
+        self.launches.push(Launch { engine: engine.clone(), pre: pre.clone(), coverage, args, env, memory_bytes_max });
         self.futures.push(None);
         self.launch(idx);
         self.world.lock().unwrap().record(Some(idx), EventKind::Start);
@@ -82,7 +82,7 @@ impl Scheduler {
         store.set_fuel(budget).expect("fuel is on");
         store.fuel_async_yield_interval(Some(FUEL_QUANTUM)).expect("fuel is on");
         let pre = l.pre.clone();
-        let coverage_functions = l.coverage_functions;
+        let coverage = l.coverage;
         let instantiate_ns = self.instantiate_ns.clone();
         self.futures[idx] = Some(Box::pin(async move {
             let started = std::time::Instant::now();
@@ -90,16 +90,16 @@ impl Scheduler {
             *instantiate_ns.lock().unwrap() += started.elapsed().as_nanos() as u64;
             let memory = instance.get_memory(&mut store, "memory");
             store.data_mut().local.memory = memory;
-            if let Some(n) = coverage_functions {
-                let cov = instance.get_memory(&mut store, crate::coverage::COVERAGE_EXPORT).expect("an instrumented module exports its bitmap");
-                store.data_mut().local.coverage = Some((cov, n));
+            if let Some(layout) = coverage {
+                let memory = instance.get_memory(&mut store, crate::coverage::COVERAGE_EXPORT).expect("an instrumented module exports its coverage memory");
+                store.data_mut().local.coverage = Some(crate::node::CoverageReader { memory, layout, read: 0 });
             }
             let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
             let result = start.call_async(&mut store, ()).await;
             {
                 let world = store.data().world.clone();
                 let mut w = world.lock().unwrap();
-                crate::node::harvest_coverage(&store, idx, &mut w);
+                crate::node::harvest_coverage(&mut store, idx, &mut w);
                 if result.is_err() {
                     // What the node was doing, for a watchdog failure; grows
                     // not yet charged pass on the clock.

@@ -48,12 +48,15 @@ impl Stream {
 
 pub struct Streams {
     rngs: Vec<ChaCha20Rng>,
+    /// Draws from each stream (in `Stream` order): explore re-keys only a
+    /// stream a run drew from, since re-keying another changes nothing.
+    pub draws: [u64; Stream::ALL.len()],
 }
 
 impl Streams {
     pub fn new(seed: u64) -> Streams {
         let rngs = Stream::ALL.iter().map(|&s| keyed(seed, s)).collect();
-        Streams { rngs }
+        Streams { rngs, draws: [0; Stream::ALL.len()] }
     }
 
     /// Re-keys one stream: from now on it depends on `key` as well as the seed.
@@ -63,10 +66,12 @@ impl Streams {
     }
 
     pub fn next_u64(&mut self, stream: Stream) -> u64 {
+        self.draws[stream as usize] += 1;
         self.rngs[stream as usize].next_u64()
     }
 
     pub fn fill(&mut self, stream: Stream, buf: &mut [u8]) {
+        self.draws[stream as usize] += 1;
         self.rngs[stream as usize].fill_bytes(buf)
     }
 

@@ -153,8 +153,8 @@ pub struct World {
     pub setup_complete_ns: Option<u64>,
     pub faults: FaultState,
     pub net: crate::net::Net,
-    /// Functions reached, per node instance (a byte per function index).
-    pub coverage: Vec<Vec<u8>>,
+    /// Functions reached, per node instance, with when each was first entered.
+    pub coverage: Vec<crate::coverage::Reached>,
     /// The test oracle: workload memory that survives every node's crashes.
     pub oracle: BTreeMap<String, Vec<u8>>,
     /// Nodes crashed since the scheduler last looked: their stores must go.
@@ -257,6 +257,13 @@ impl World {
         true
     }
 
+    /// One guided value (numeric guidance), now: the run's watermark of
+    /// `name` in that direction moves when `value` beats it.
+    pub fn guide(&mut self, name: &str, maximize: bool, value: f64) {
+        let (now, step) = (self.now.nanos(), self.step);
+        self.props.watermarks.record(name, maximize, value, now, step);
+    }
+
     pub fn setup_complete(&mut self, node_idx: usize, _details: String) {
         if self.setup_complete_ns.is_none() {
             self.setup_complete_ns = Some(self.now.nanos());
@@ -308,6 +315,18 @@ impl World {
             self.setup_complete(node_idx, String::new());
             return;
         }
+        if let Some(g) = v.get("antithesis_guidance") {
+            // Numeric guidance: the SDK writes a line each time `left -
+            // right` of a numeric assertion improves, named by its message.
+            // Boolean and JSON guidance have no watermark.
+            if g["guidance_type"] == "numeric" && g["hit"] == true {
+                let gap = crate::props::operands_gap(&g["guidance_data"]["left"], &g["guidance_data"]["right"]);
+                if let (Some(name), Some(maximize), Some(gap)) = (g["message"].as_str(), g["maximize"].as_bool(), gap) {
+                    self.guide(name, maximize, gap);
+                }
+            }
+            return;
+        }
         let Some(a) = v.get("antithesis_assert") else { return };
         if a["hit"] != true {
             return; // a catalog entry from instrumentation, not an evaluation
@@ -346,6 +365,16 @@ impl World {
     /// without blocking cannot take the run's clock beyond its duration.
     pub fn advance(&mut self, ns: u64) {
         self.now = self.now.saturating_add(ns).min(self.end.max(self.now));
+    }
+
+    /// Records functions node instance `idx` entered for the first time, at
+    /// the current time and step.
+    pub fn note_functions(&mut self, idx: usize, layout: crate::coverage::Layout, indices: &[u32]) {
+        if indices.is_empty() {
+            return;
+        }
+        let (now, step) = (self.now.nanos(), self.step);
+        self.coverage[idx].note(layout, indices, now, step);
     }
 
     /// A fuel-yield ended the step without a host call: charge the quantum.
@@ -613,5 +642,43 @@ impl World {
             let at = self.now + after;
             self.push_event(at, Event::Restart { node_idx, generation });
         }
+    }
+}
+
+#[cfg(test)]
+mod guidance_tests {
+    use super::*;
+
+    /// The Antithesis SDK's numeric guidance lines (antithesis-sdk-go
+    /// `assert.AlwaysLessThan` and the others, written to
+    /// ANTITHESIS_SDK_LOCAL_OUTPUT each time `left - right` improves) move
+    /// the run's watermarks; boolean guidance, catalog lines and bad
+    /// operands do not.
+    #[test]
+    fn antithesis_numeric_guidance_lines_become_watermarks() {
+        let mut w = World::new(1, Limits::default(), vec![NodeState::new("app".into(), true)], false);
+        let line = |left: &str, right: &str, maximize: bool, hit: bool| {
+            format!(
+                r#"{{"antithesis_guidance":{{"guidance_data":{{"left":{left},"right":{right}}},"location":{{"class":"main","function":"main","file":"/src/main.go","begin_line":24,"begin_column":0}},"guidance_type":"numeric","message":"x below 10","id":"x below 10|main.go|24","maximize":{maximize},"hit":{hit}}}}}"#
+            )
+        };
+        w.now = VTime(100);
+        w.step = 3;
+        w.antithesis_line(0, &line("4", "10", true, true));
+        w.now = VTime(200);
+        w.step = 5;
+        w.antithesis_line(0, &line("8", "10", true, true));
+        w.antithesis_line(0, &line("6", "10", true, true));
+        w.antithesis_line(0, &line("9", "10", true, false)); // a catalog entry, not a hit
+        w.antithesis_line(0, &line("\"NaN\"", "10", true, true));
+        w.antithesis_line(0, &line("2.5", "0.5", false, true));
+        w.antithesis_line(0, r#"{"antithesis_guidance":{"guidance_data":{"a":true},"guidance_type":"boolean","message":"b","id":"b","maximize":true,"hit":true}}"#);
+        let got = std::mem::take(&mut w.props.watermarks).into_vec();
+        let want = vec![
+            crate::outcome::Watermark { name: "x below 10".into(), maximize: false, value: 2.0, at_ns: 200, step: 5 },
+            crate::outcome::Watermark { name: "x below 10".into(), maximize: true, value: -2.0, at_ns: 200, step: 5 },
+        ];
+        assert_eq!(got, want);
+        assert!(w.props.by_message.is_empty(), "guidance is not a property evaluation");
     }
 }

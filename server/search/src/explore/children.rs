@@ -1,31 +1,98 @@
-//! How exploration makes a child from a corpus entry.
+//! How exploration makes a child from the corpus.
 //!
 //! Every choice draws from the exploration's own ChaCha stream (seeded by
-//! `-explore-seed`), one child at a time, before any child runs, so the
-//! children of a round do not depend on `-j` or on timing.
+//! `-explore-seed`), one child at a time, before any child of the round
+//! runs, so the children of a round do not depend on `-j` or on timing.
 //!
-//! - pick an entry, more often when it holds rare signals;
-//! - odds 3 in 5: branch just after one of its signals happened (more often
-//!   a rare one) and re-key every stream: the run replays up to the rare
-//!   state and continues from there with a different future;
-//! - odds 1 in 5: re-key one stream (sched, net, disk, disklatency, random)
-//!   from a random moment;
-//! - otherwise add, remove or shift a fault (or, when the config has no
-//!   fault families and the entry no faults, branch after a signal).
-use super::corpus::Entry;
+//! 1. Weigh every signal by rarity (AFL++'s `rare` schedule in spirit: the
+//!    fewer runs reached it fresh, the more children it gets) and recency
+//!    (the newest discoveries get the most): `2^40 / 4^age / count^2`.
+//! 2. Weigh each entry by the heaviest signal it is the best branch point
+//!    of (an entry others have beaten on every signal gets nothing), pick
+//!    an entry, then one of its moments: signals at the same virtual time
+//!    are one moment, weighing what its heaviest signal weighs, times k for
+//!    the k-th moment in time order.
+//! 3. Odds 3 in 5: branch just after that signal happened and re-key every
+//!    stream: the child replays the entry up to the rare state and lives a
+//!    different future from there.
+//! 4. Odds 1 in 5: re-key one stream the entry drew from (re-keying another
+//!    changes nothing) at a random moment after the signal.
+//! 5. Otherwise add, remove or shift a fault; with no fault family in the
+//!    config and none in the entry, branch as in 3.
+use super::corpus::Corpus;
+use super::growth::Growth;
 use super::signals::Signal;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use seedfall_sim::streams::Stream;
 use seedfall_sim::{Branch, Config, Fault, Schedule};
-use std::collections::BTreeMap;
 
 pub struct Chooser {
     rng: ChaCha20Rng,
 }
 
-/// Weight unit: a signal seen in one run weighs this much; in n runs, 1/n of it.
-const RARITY_UNIT: u64 = 1 << 20;
+/// The weight of the newest, rarest signal; each discovery event since
+/// divides it by 16, and its count divides it too.
+const WEIGHT_MAX: u64 = 1 << 44;
+/// Ages past this weigh as much as this.
+const AGE_MAX: u32 = 11;
+
+/// A signal's weight (see the module docs).
+pub fn weight(growth: &Growth, s: &Signal) -> u64 {
+    let n = growth.count(s);
+    let recency = WEIGHT_MAX >> (4 * growth.age(s).min(AGE_MAX));
+    (recency / n).max(1)
+}
+
+/// One round's view of the corpus: per entry, the signals it is the best
+/// branch point of (`(time, weight)`, branchable ones only) and its weight.
+pub struct Plan {
+    entries: Vec<(usize, u64, Vec<(u64, u64)>)>,
+}
+
+/// An entry's branch points as distinct moments: signals that happened at
+/// the same moment (the functions a rare path entered, and the property
+/// beside them) are one choice, weighing what the heaviest of them weighs,
+/// so a burst of new functions does not drown one later rare moment. The
+/// k-th moment in time order weighs k times more: among equally rare
+/// moments, a later one keeps more of the run's rare prefix.
+fn moments(mut points: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    points.sort();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(points.len());
+    for (t, w) in points {
+        match out.last_mut() {
+            Some(last) if last.0 == t => last.1 = last.1.max(w),
+            _ => out.push((t, w)),
+        }
+    }
+    for (k, p) in out.iter_mut().enumerate() {
+        p.1 = p.1.saturating_mul(k as u64 + 1);
+    }
+    out
+}
+
+impl Plan {
+    pub fn new(corpus: &Corpus, growth: &Growth) -> Plan {
+        let mut per: Vec<(u64, Vec<(u64, u64)>)> = vec![(0, Vec::new()); corpus.entries.len()];
+        for (s, b) in &corpus.best {
+            let w = weight(growth, s);
+            let (top, points) = &mut per[b.entry];
+            *top = (*top).max(w);
+            // A signal at the run's very end has no future to re-key.
+            if b.at_ns < corpus.entries[b.entry].end_ns {
+                points.push((b.at_ns, w));
+            }
+        }
+        for (_, points) in &mut per {
+            *points = moments(std::mem::take(points));
+        }
+        Plan { entries: per.into_iter().enumerate().filter(|(_, (w, _))| *w > 0).map(|(i, (w, p))| (i, w, p)).collect() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
 
 impl Chooser {
     pub fn new(explore_seed: u64) -> Chooser {
@@ -60,49 +127,37 @@ impl Chooser {
         unreachable!("x < total")
     }
 
-    /// A child schedule of one of `entries`. `order` numbers signals in the
-    /// order they were discovered.
-    pub fn child(&mut self, entries: &[Entry], counts: &BTreeMap<Signal, u64>, order: &BTreeMap<Signal, u32>, config: &Config) -> Schedule {
-        assert!(!entries.is_empty(), "exploration needs a corpus");
-        // Rarity falls with the square of how often a signal was reached
-        // (fresh, not inherited through a branch), and rises steeply with how
-        // recently it was discovered: the newest, rarest states get most runs.
-        let rarity = |s: &Signal| {
-            let n = counts.get(s).copied().unwrap_or(1).max(1);
-            let recency = 1u64 << (2 * order.get(s).copied().unwrap_or(0).min(20));
-            RARITY_UNIT.saturating_mul(recency) / n.saturating_mul(n)
-        };
-        let weights: Vec<u64> = entries.iter().map(|e| 1 + e.reached.iter().map(|r| rarity(&r.signal)).max().unwrap_or(0)).collect();
-        let entry = &entries[self.weighted(&weights)];
+    /// A child schedule from the corpus, as the module docs describe.
+    pub fn child(&mut self, plan: &Plan, corpus: &Corpus, config: &Config) -> Schedule {
+        assert!(!plan.is_empty(), "exploration needs a corpus");
+        let (idx, _, points) = &plan.entries[self.weighted(&plan.entries.iter().map(|e| e.1).collect::<Vec<_>>())];
+        let entry = &corpus.entries[*idx];
         let mut child = entry.schedule();
+        let end_ns = entry.end_ns.max(1);
+        // Just after the chosen signal; with none to branch after (a run
+        // that reached nothing before its end), a random moment (from the
+        // start, at worst: a fresh run of the seed).
+        let after = if points.is_empty() { self.below(end_ns) } else { points[self.weighted(&points.iter().map(|p| p.1).collect::<Vec<_>>())].0 + 1 };
         let mut roll = self.below(5);
         // With nothing to add, remove or shift (no fault families configured
         // and none in the entry), the fault share goes to branching instead.
-        if roll == 4 && config.faults.crash.is_none() && config.faults.pause.is_none() && config.faults.clock_skew.is_none() && config.faults.clock_jump.is_none() && entry.faults.is_empty() {
+        let families = config.faults.crash.is_some() || config.faults.pause.is_some() || config.faults.clock_skew.is_some() || config.faults.clock_jump.is_some() || config.faults.partition.is_some();
+        if roll == 4 && !families && entry.faults.is_empty() {
             roll = 0;
-        }
-        let timed: Vec<(u64, u64)> = entry.reached.iter().filter_map(|r| r.at_ns.map(|t| (t, rarity(&r.signal)))).collect();
-        let all: Vec<String> = Stream::ALL.iter().map(|s| s.name().to_string()).collect();
-        if roll < 3 && !timed.is_empty() {
-            let pick = self.weighted(&timed.iter().map(|(_, w)| *w).collect::<Vec<_>>());
-            let at_ns = timed[pick].0 + 1;
-            child.branches.push(Branch { at_ns, streams: all, key: self.rng.next_u64() | 1 });
-            return child;
-        }
-        if roll < 3 {
-            // Nothing timed to branch after: a whole new future from a random
-            // moment (from the start, at worst: a fresh run of the seed).
-            let at_ns = self.below(entry.end_ns.max(1));
-            child.branches.push(Branch { at_ns, streams: all, key: self.rng.next_u64() | 1 });
-            return child;
         }
         if roll == 4 && self.mutate_faults(&mut child, entry.end_ns, config) {
             return child;
         }
         const REKEYABLE: [Stream; 5] = [Stream::Sched, Stream::Net, Stream::Disk, Stream::DiskLatency, Stream::Random];
-        let stream = REKEYABLE[self.below(5) as usize];
-        let at_ns = self.below(entry.end_ns.max(1));
-        child.branches.push(Branch { at_ns, streams: vec![stream.name().to_string()], key: self.rng.next_u64() | 1 });
+        let drawn: Vec<Stream> = REKEYABLE.into_iter().filter(|s| entry.stream_draws.get(*s as usize).is_some_and(|&n| n > 0)).collect();
+        if roll == 3 && !drawn.is_empty() && after < end_ns {
+            let stream = drawn[self.below(drawn.len() as u64) as usize];
+            let at_ns = after + self.below(end_ns - after);
+            child.branches.push(Branch { at_ns, streams: vec![stream.name().to_string()], key: self.rng.next_u64() | 1 });
+            return child;
+        }
+        let all: Vec<String> = Stream::ALL.iter().map(|s| s.name().to_string()).collect();
+        child.branches.push(Branch { at_ns: after, streams: all, key: self.rng.next_u64() | 1 });
         child
     }
 

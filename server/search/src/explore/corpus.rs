@@ -5,7 +5,17 @@
 //! Each entry is written atomically. An entry that cannot be read, or whose
 //! faults no longer fit the config (a node was renamed), is skipped and
 //! counted as stale, never fatal.
-use super::signals::Reached;
+//!
+//! In memory, the corpus also knows each signal's **best branch point**: the
+//! entry that reached it earliest in virtual time (as early with fewer
+//! faults; for a watermark, the best value, then the earliest). A run joins
+//! the corpus when it becomes the best branch point of at least one signal
+//! (a signal no run reached before always does), and a later run that does
+//! better takes that signal over. Entries loaded from disk are run again in
+//! round 1 and join like any other run, so what they reach is measured, not
+//! trusted.
+use super::signals::{beats, Reached, Signal};
+use std::collections::BTreeMap;
 use crate::cache::{hash_hex, write_atomic};
 use seedfall_sim::{check_fits, Branch, Config, Fault, Schedule};
 use serde::{Deserialize, Serialize};
@@ -30,6 +40,10 @@ pub struct Entry {
     /// What the run reached, with times where known (functions excluded:
     /// they are re-derived by running).
     pub reached: Vec<Reached>,
+    /// Draws the run made from each stream (`Stream` order); not stored:
+    /// a loaded entry is run again before it is used.
+    #[serde(skip)]
+    pub stream_draws: Vec<u64>,
 }
 
 impl Entry {
@@ -38,7 +52,7 @@ impl Entry {
         let key = serde_json::to_vec(&(schedule.seed, &faults, &schedule.branches)).unwrap();
         let id = hash_hex(&[&key])[..12].to_string();
         let reached = reached.into_iter().filter(|r| !r.signal.is_function()).collect();
-        Entry { version: CORPUS_VERSION, config: config.to_string(), id, seed: schedule.seed, faults, branches: schedule.branches.clone(), end_ns, reached }
+        Entry { version: CORPUS_VERSION, config: config.to_string(), id, seed: schedule.seed, faults, branches: schedule.branches.clone(), end_ns, reached, stream_draws: Vec::new() }
     }
 
     pub fn schedule(&self) -> Schedule {
@@ -81,4 +95,109 @@ pub fn load(dir: &Path, config: &Config) -> (Vec<Entry>, Vec<String>) {
         }
     }
     (entries, stale)
+}
+
+/// Where a signal is best branched from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Best {
+    pub entry: usize,
+    pub at_ns: u64,
+    pub faults: usize,
+    pub value: Option<f64>,
+}
+
+impl Best {
+    /// Whether reaching the signal at `at_ns` with `faults` faults (and
+    /// `value`, for a watermark) is a better branch point than this one.
+    fn beaten_by(&self, signal: &Signal, at_ns: u64, faults: usize, value: Option<f64>) -> bool {
+        if let (Some(v), Some(best)) = (value, self.value) {
+            if beats(signal, v, best) {
+                return true;
+            }
+            if v != best {
+                return false;
+            }
+        }
+        (at_ns, faults) < (self.at_ns, self.faults)
+    }
+}
+
+/// The entries of this exploration and each signal's best branch point.
+#[derive(Default)]
+pub struct Corpus {
+    pub entries: Vec<Entry>,
+    pub best: BTreeMap<Signal, Best>,
+}
+
+impl Corpus {
+    /// Offers a run that reached `reached`: when it is a better branch point
+    /// for any signal, it joins (once per schedule) and takes those signals
+    /// over. Returns the entry's index and whether it is new.
+    pub fn offer(&mut self, entry: Entry, reached: &[Reached]) -> Option<(usize, bool)> {
+        let faults = entry.faults.len();
+        let better: Vec<&Reached> = reached
+            .iter()
+            .filter(|r| r.at_ns.is_some())
+            .filter(|r| self.best.get(&r.signal).is_none_or(|b| b.beaten_by(&r.signal, r.at_ns.unwrap(), faults, r.value)))
+            .collect();
+        if better.is_empty() {
+            return None;
+        }
+        let (idx, fresh) = match self.entries.iter().position(|e| e.id == entry.id) {
+            Some(i) => (i, false),
+            None if self.entries.len() < ENTRIES_MAX => {
+                self.entries.push(entry);
+                (self.entries.len() - 1, true)
+            }
+            None => return None,
+        };
+        for r in better {
+            self.best.insert(r.signal.clone(), Best { entry: idx, at_ns: r.at_ns.unwrap(), faults, value: r.value });
+        }
+        Some((idx, fresh))
+    }
+
+    /// Entries that are the best branch point of at least one signal.
+    pub fn live(&self) -> usize {
+        self.best.values().map(|b| b.entry).collect::<std::collections::BTreeSet<_>>().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(signal: &Signal, at_ns: u64, value: Option<f64>) -> Reached {
+        Reached { signal: signal.clone(), at_ns: Some(at_ns), value }
+    }
+
+    fn entry(seed: u64, faults: usize) -> Entry {
+        let f = (0..faults).map(|i| Fault::Pause { node: "n".into(), at_ns: i as u64, duration_ns: 1 }).collect();
+        Entry::new("c", &Schedule { seed, faults: Some(f), branches: Vec::new() }, 100, Vec::new())
+    }
+
+    #[test]
+    fn an_earlier_or_leaner_run_becomes_the_branch_point() {
+        let s = Signal::Function { node: "n".into(), index: 7 };
+        let mut c = Corpus::default();
+        assert_eq!(c.offer(entry(1, 2), &[at(&s, 50, None)]), Some((0, true)), "new: joins");
+        assert_eq!(c.offer(entry(2, 0), &[at(&s, 60, None)]), None, "later, even with fewer faults: no");
+        assert_eq!(c.offer(entry(3, 5), &[at(&s, 40, None)]), Some((1, true)), "earlier: takes over");
+        assert_eq!(c.best[&s].entry, 1);
+        assert_eq!(c.offer(entry(4, 1), &[at(&s, 40, None)]), Some((2, true)), "as early with fewer faults: takes over");
+        assert_eq!(c.offer(entry(5, 1), &[at(&s, 40, None)]), None, "a tie keeps the first");
+        assert_eq!((c.best[&s].entry, c.best[&s].at_ns, c.best[&s].faults), (2, 40, 1));
+        assert_eq!(c.live(), 1, "entries 0 and 1 are nobody's best any more");
+    }
+
+    #[test]
+    fn a_watermark_goes_to_the_best_value_then_the_earliest() {
+        let w = Signal::Watermark { name: "x".into(), maximize: true };
+        let mut c = Corpus::default();
+        c.offer(entry(1, 0), &[at(&w, 50, Some(3.0))]);
+        assert_eq!(c.offer(entry(2, 0), &[at(&w, 10, Some(2.0))]), None, "a lower maximum, even earlier: no");
+        assert!(c.offer(entry(3, 0), &[at(&w, 90, Some(4.0))]).is_some(), "a higher maximum, even later");
+        assert!(c.offer(entry(4, 0), &[at(&w, 80, Some(4.0))]).is_some(), "the same maximum earlier");
+        assert_eq!((c.best[&w].entry, c.best[&w].value), (2, Some(4.0)));
+    }
 }

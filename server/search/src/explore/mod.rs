@@ -1,6 +1,7 @@
 //! `explore`: feedback-guided search. Keep the runs that reached something
-//! new (a signal: a property outcome, a fault, a function) in a corpus, and
-//! spend further runs going deeper from them instead of starting over.
+//! new, or reached it earlier (a signal: a property outcome, a fault, a
+//! function, a watermark) in a corpus, and spend further runs going deeper
+//! from them instead of starting over. docs/explore.md has the algorithm.
 //!
 //! Round 1 runs the seed range and every corpus entry left by earlier
 //! explorations. Each later round draws `batch` children from the corpus
@@ -8,15 +9,17 @@
 //! order, so the same corpus and flags give the same rounds at any `-j`.
 pub mod children;
 pub mod corpus;
+pub mod growth;
 pub mod signals;
+pub mod stop;
 
 use crate::target::run_each;
 use crate::seeds::SeedRange;
-use corpus::Entry;
+use corpus::{Corpus, Entry};
+pub use growth::Growth;
 use seedfall_sim::{Outcome, Program, Schedule, Verdict};
 use serde::Serialize;
 use signals::Signal;
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -34,7 +37,9 @@ pub struct ExploreOptions {
     pub rounds: Option<u32>,
     pub batch: usize,
     pub budget: Option<Duration>,
-    pub until_novelty: u32,
+    /// Given explicitly: stop after this many rounds with nothing new, even
+    /// before `rounds`. None: `stop`'s rules.
+    pub until_novelty: Option<u32>,
     pub keep_going: bool,
     pub explore_seed: u64,
     pub jobs: usize,
@@ -64,81 +69,53 @@ pub struct ExploreResult {
     pub failures: Vec<Outcome>,
     pub stale: Vec<String>,
     pub runs: u64,
-}
-
-#[derive(Default)]
-pub struct Growth {
-    pub known: BTreeSet<Signal>,
-    pub counts: BTreeMap<Signal, u64>,
-    /// Discovery order of non-function signals.
-    pub order: BTreeMap<Signal, u32>,
-    pub functions: usize,
-}
-
-impl Growth {
-    /// Folds one run's signals in; returns the new ones (functions included).
-    ///
-    /// A branched child replays its parent up to the branch: what it reached
-    /// before that moment is inherited, not found again, so it does not make
-    /// those signals look common.
-    pub fn add(&mut self, outcome: &Outcome) -> Vec<signals::Reached> {
-        let reached = signals::of(outcome);
-        let fresh_from = outcome.schedule.branches.iter().map(|b| b.at_ns).max().unwrap_or(0);
-        let mut new = Vec::new();
-        for r in &reached {
-            if r.at_ns.is_none_or(|t| t >= fresh_from) {
-                *self.counts.entry(r.signal.clone()).or_insert(0) += 1;
-            }
-            if self.known.insert(r.signal.clone()) {
-                if r.signal.is_function() {
-                    self.functions += 1;
-                } else {
-                    let n = self.order.len() as u32;
-                    self.order.insert(r.signal.clone(), n);
-                }
-                new.push(r.clone());
-            }
-        }
-        new
-    }
-
-    pub fn signals(&self) -> usize {
-        self.known.len() - self.functions
-    }
+    /// The number of the run (in merge order, from 1) that failed first.
+    pub first_failure_run: Option<u64>,
 }
 
 pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
     assert!(opts.batch > 0 && opts.jobs > 0);
     let config = &program.config;
     let started = Instant::now();
-    let (mut entries, stale) = corpus::load(&opts.corpus_dir, config);
+    let (loaded, stale) = corpus::load(&opts.corpus_dir, config);
+    let mut corpus = Corpus::default();
     let mut growth = Growth::default();
     let mut chooser = children::Chooser::new(opts.explore_seed);
     let mut failures: Vec<Outcome> = Vec::new();
     let mut properties = crate::properties::PropertyTable::with_catalog(&program.catalog);
-    let (mut rounds, mut runs, mut quiet) = (Vec::new(), 0u64, 0u32);
-    let round_limit = opts.rounds.unwrap_or(ROUNDS_MAX);
-    let mut stop_reason = format!("rounds limit reached ({round_limit})");
-    for round in 1..=round_limit {
+    let mut rounds = Vec::new();
+    let mut progress = stop::Progress::default();
+    let mut first_failure_run = None;
+    let limits = stop::Limits { rounds: opts.rounds, budget: opts.budget, until_novelty: opts.until_novelty, batch: opts.batch };
+    let round_max = opts.rounds.unwrap_or(ROUNDS_MAX).min(ROUNDS_MAX);
+    let mut stop_reason = String::new();
+    for round in 1..=round_max {
         let schedules: Vec<Schedule> = if round == 1 {
             let mut s: Vec<Schedule> = (0..opts.seeds.len()).map(|i| Schedule::seed(opts.seeds.nth(i))).collect();
-            s.extend(entries.iter().map(Entry::schedule));
+            s.extend(loaded.iter().map(Entry::schedule));
             s
         } else {
-            if entries.is_empty() {
+            let plan = children::Plan::new(&corpus, &growth);
+            if plan.is_empty() {
                 stop_reason = "nothing to explore from: no run reached a signal".into();
                 break;
             }
-            (0..opts.batch).map(|_| chooser.child(&entries, &growth.counts, &growth.order, config)).collect()
+            (0..opts.batch).map(|_| chooser.child(&plan, &corpus, config)).collect()
         };
-        let (signals_before, functions_before) = (growth.signals(), growth.functions);
+        let functions_before = growth.functions;
         let mut new_signals = Vec::new();
         let mut new_function_names = Vec::new();
+        let mut novel_at = None;
+        let runs = &mut progress.runs;
         run_each(program, &schedules, opts.jobs, true, stop, |o| {
-            runs += 1;
+            *runs += 1;
             properties.add(&o);
-            let new = growth.add(&o);
-            new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.signal.describe()));
+            let reached = signals::of(&o);
+            let new = growth.add_reached(&o, &reached);
+            if !new.is_empty() {
+                novel_at = Some(*runs);
+            }
+            new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.describe()));
             for r in &new {
                 if let (Signal::Function { node, index }, true) = (&r.signal, new_function_names.len() < NEW_FUNCTION_NAMES_MAX) {
                     let name = program.function_names.get(node).and_then(|m| m.get(index)).map(|n| seedfall_sim::failure::demangle(n)).unwrap_or_else(|| format!("#{index}"));
@@ -146,35 +123,33 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
                 }
             }
             if o.verdict == Verdict::Fail {
+                first_failure_run.get_or_insert(*runs);
                 if failures.len() < FAILURES_KEPT_MAX {
                     failures.push(o);
                 }
                 return;
             }
-            if new.is_empty() {
-                return;
-            }
-            let entry = Entry::new(&config.name, &crate::target::exact(&o), o.end_time.nanos(), signals::of(&o));
-            if !entries.iter().any(|e| e.id == entry.id) && entries.len() < corpus::ENTRIES_MAX {
+            let mut entry = Entry::new(&config.name, &crate::target::exact(&o), o.end_time.nanos(), reached.clone());
+            entry.stream_draws = o.stream_draws.to_vec();
+            if let Some((idx, true)) = corpus.offer(entry, &reached) {
                 // A corpus that cannot be written still guides this exploration.
-                let _ = corpus::write(&opts.corpus_dir, &entry);
-                entries.push(entry);
+                let _ = corpus::write(&opts.corpus_dir, &corpus.entries[idx]);
             }
         });
+        progress.round = round;
+        progress.round_done(novel_at);
         let report = Round {
             round,
-            runs,
+            runs: progress.runs,
             new_signals,
             signals: growth.signals(),
             new_functions: growth.functions - functions_before,
             new_function_names,
             functions: growth.functions,
-            corpus: entries.len(),
+            corpus: corpus.entries.len(),
             failures: failures.len(),
             elapsed_ms: started.elapsed().as_millis() as u64,
         };
-        let novel = growth.signals() > signals_before || growth.functions > functions_before;
-        quiet = if novel { 0 } else { quiet + 1 };
         on_round(&report);
         rounds.push(report);
         if !failures.is_empty() && !opts.keep_going {
@@ -185,14 +160,10 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             stop_reason = "stopped".into();
             break;
         }
-        if quiet >= opts.until_novelty {
-            stop_reason = format!("no novelty for {quiet} rounds");
-            break;
-        }
-        if opts.budget.is_some_and(|b| started.elapsed() >= b) {
-            stop_reason = "budget spent".into();
+        if let Some(why) = limits.check(&progress, started.elapsed(), round_max) {
+            stop_reason = why;
             break;
         }
     }
-    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs }
+    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs: progress.runs, first_failure_run }
 }

@@ -3,10 +3,14 @@
 //! - `property "msg" = true|false`, with `during crash,pause` when fault
 //!   windows of those kinds were open when it first had that outcome;
 //! - `fault <kind> <node>` for each fault applied (`buggify` with its site);
-//! - a function reached for the first time, per config node.
+//! - a function entered for the first time, per config node;
+//! - a watermark: the best value so far of a guided number (a numeric
+//!   property's `left - right`, or `sim.Maximize`/`Minimize`), new each time
+//!   a run beats the best value any run reached.
 //!
-//! Properties and faults carry the virtual time they happened, which is
-//! where exploration branches.
+//! Every signal carries the virtual time it first happened in the run
+//! (functions to the nearest host call), which is where exploration
+//! branches.
 use seedfall_sim::{Fault, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -17,6 +21,7 @@ pub enum Signal {
     Property { message: String, cond: bool, during: Vec<String> },
     Fault { kind: String, node: String, site: Option<String> },
     Function { node: String, index: u32 },
+    Watermark { name: String, maximize: bool },
 }
 
 impl Signal {
@@ -31,15 +36,29 @@ impl Signal {
             Signal::Fault { kind, node, site: Some(site) } => format!("fault {kind} {node} \"{site}\""),
             Signal::Fault { kind, node, site: None } => format!("fault {kind} {node}"),
             Signal::Function { node, index } => format!("function {node}#{index}"),
+            Signal::Watermark { name, maximize: true } => format!("maximum of \"{name}\""),
+            Signal::Watermark { name, maximize: false } => format!("minimum of \"{name}\""),
         }
     }
 }
 
-/// A signal and, when it has one, the virtual time it happened.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+/// A signal, the virtual time it happened, and for a watermark the value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reached {
     pub signal: Signal,
     pub at_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+}
+
+impl Reached {
+    /// For display: the signal, with a watermark's value.
+    pub fn describe(&self) -> String {
+        match self.value {
+            Some(v) => format!("{} = {v}", self.signal.describe()),
+            None => self.signal.describe(),
+        }
+    }
 }
 
 /// Fault kinds whose window is open at `t`: a crashed node not yet
@@ -63,16 +82,18 @@ fn open_windows(faults: &[Fault], t: u64) -> Vec<String> {
     kinds.into_iter().collect()
 }
 
+/// Everything a run reached, one entry per signal (its first time), sorted
+/// by signal.
 pub fn of(outcome: &Outcome) -> Vec<Reached> {
     let faults = outcome.schedule.faults.as_deref().unwrap_or(&[]);
     let mut out = Vec::new();
     for (message, p) in &outcome.properties {
         if let Some(t) = p.first_true_ns {
-            out.push(Reached { signal: Signal::Property { message: message.clone(), cond: true, during: open_windows(faults, t) }, at_ns: Some(t) });
+            out.push(Reached { signal: Signal::Property { message: message.clone(), cond: true, during: open_windows(faults, t) }, at_ns: Some(t), value: None });
         }
         if p.hits > p.trues {
             let t = p.first_false_ns.unwrap_or(p.first_hit_ns);
-            out.push(Reached { signal: Signal::Property { message: message.clone(), cond: false, during: open_windows(faults, t) }, at_ns: Some(t) });
+            out.push(Reached { signal: Signal::Property { message: message.clone(), cond: false, during: open_windows(faults, t) }, at_ns: Some(t), value: None });
         }
     }
     for f in faults {
@@ -80,14 +101,27 @@ pub fn of(outcome: &Outcome) -> Vec<Reached> {
             Fault::Buggify { site, .. } => Some(site.clone()),
             _ => None,
         };
-        out.push(Reached { signal: Signal::Fault { kind: f.kind().to_string(), node: f.node().to_string(), site }, at_ns: Some(f.at_ns()) });
+        out.push(Reached { signal: Signal::Fault { kind: f.kind().to_string(), node: f.node().to_string(), site }, at_ns: Some(f.at_ns()), value: None });
     }
-    for (node, indices) in &outcome.coverage {
-        for &index in indices {
-            out.push(Reached { signal: Signal::Function { node: node.clone(), index }, at_ns: None });
+    for (node, entries) in &outcome.coverage {
+        for e in entries {
+            out.push(Reached { signal: Signal::Function { node: node.clone(), index: e.index }, at_ns: Some(e.at_ns), value: None });
         }
     }
-    out.sort();
-    out.dedup_by(|a, b| a.signal == b.signal);
+    for w in &outcome.watermarks {
+        out.push(Reached { signal: Signal::Watermark { name: w.name.clone(), maximize: w.maximize }, at_ns: Some(w.at_ns), value: Some(w.value) });
+    }
+    // The earliest time of each signal (a fault kind can apply twice).
+    out.sort_by(|a, b| a.signal.cmp(&b.signal).then(a.at_ns.cmp(&b.at_ns)));
+    out.dedup_by(|later, first| later.signal == first.signal);
     out
+}
+
+/// Whether watermark value `v` beats `best` in the signal's direction.
+pub fn beats(signal: &Signal, v: f64, best: f64) -> bool {
+    match signal {
+        Signal::Watermark { maximize: true, .. } => v > best,
+        Signal::Watermark { maximize: false, .. } => v < best,
+        _ => false,
+    }
 }

@@ -52,6 +52,7 @@ impl Cx<'_> {
 /// charged as virtual time like the guest's instructions.
 pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) -> R) -> R {
     let fuel_left = caller.get_fuel().expect("fuel metering is always on");
+    let new_functions = crate::node::new_functions(&mut *caller);
     let memory = caller.data().local.memory;
     let (result, fuel_after) = {
         let (mem, ctx): (&mut [u8], &mut NodeCtx) = match memory {
@@ -61,8 +62,16 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
         let NodeCtx { world, local } = ctx;
         let mut world = world.lock().expect("the world lock is never poisoned: one thread per run");
         let started = world.profile.then(std::time::Instant::now);
+        // Coverage probes' first-entry fuel is given back: a run burns the
+        // same fuel, so keeps the same virtual times, at any granularity of
+        // coverage (`coverage` module docs).
+        let mut refund = 0;
+        if let (false, Some(cov)) = (new_functions.is_empty(), local.coverage) {
+            world.note_functions(local.idx, cov.layout, &new_functions);
+            refund = new_functions.len() as u64 * crate::coverage::FIRST_ENTRY_FUEL;
+        }
         // Grows since the last call were charged to the node, not yet to its fuel.
-        let fuel_now = fuel_left.saturating_sub(local.work.take_pending());
+        let fuel_now = (fuel_left + refund).saturating_sub(local.work.take_pending());
         world.charge_compute(local.idx, fuel_now);
         world.host_calls += 1;
         let now = world.now;

@@ -173,7 +173,7 @@ pub async fn suspend(caller: &mut Caller<'_, NodeCtx>, deadline: Option<VTime>, 
     let world_handle = caller.data().world.clone();
     let (budget, wait_id) = {
         let mut world = world_handle.lock().unwrap();
-        crate::node::harvest_coverage(&*caller, idx, &mut world);
+        crate::node::harvest_coverage(&mut *caller, idx, &mut world);
         let wait_id = world.block(idx, deadline, wants_net);
         (world.limits.watchdog_instructions, wait_id)
     };
