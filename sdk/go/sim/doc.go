@@ -7,7 +7,10 @@
 //
 //   - properties, with Antithesis-style semantics: [Always],
 //     [AlwaysOrUnreachable], [Sometimes], [Reachable], [Unreachable], and the
-//     numeric forms such as [AlwaysGreaterThan] that also record both operands;
+//     numeric forms such as [AlwaysGreaterThan] that also record both operands
+//     and guide their difference toward the bound;
+//   - numeric guidance, [Maximize] and [Minimize]: values seedfall explore
+//     climbs (never a failure);
 //   - [SetupComplete], to tell the host that the workload finished setting up;
 //   - randomness from the run's `random` stream: [Random], [RandomIntN],
 //     [RandomFloat64], [RandomChoice], [RandomBool];
@@ -17,7 +20,7 @@
 // works: properties are no-ops except that a failing Always,
 // AlwaysOrUnreachable or a reached Unreachable prints
 // "seedfall: property failed: <message>" to stderr, randomness comes from
-// math/rand/v2, and Buggify never fires.
+// math/rand/v2, Buggify never fires, and Maximize and Minimize do nothing.
 //
 // Pass every property message as a string literal: seedfall finds the
 // program's properties by scanning its Go sources for calls such as

@@ -1,5 +1,5 @@
 // host.go owns the seam between the shared SDK logic and the host: the
-// property kinds as the ABI numbers them, and the four host calls, reached
+// property kinds as the ABI numbers them, and the host calls, reached
 // through package variables so that tests can replace them. The platform
 // files (host_wasip1.go, host_native.go) supply the platform* functions.
 
@@ -14,6 +14,15 @@ const (
 	kindSometimes           assertKind = 2
 	kindReachable           assertKind = 3
 	kindUnreachable         assertKind = 4
+
+	// kindMask selects the kind; bits 8-15 carry a numeric form's
+	// comparison, so the host can read "left" and "right" from the details
+	// and guide left - right (docs/abi.md).
+	kindMask         assertKind = 0xff
+	opGreater        assertKind = 1 << 8
+	opGreaterOrEqual assertKind = 2 << 8
+	opLess           assertKind = 3 << 8
+	opLessOrEqual    assertKind = 4 << 8
 )
 
 // The host calls. details is already JSON (or empty); location is "file:line"
@@ -23,4 +32,5 @@ var (
 	hostSetupComplete func(details string)                                                = platformSetupComplete
 	hostRandomU64     func() uint64                                                       = platformRandomU64
 	hostBuggify       func(site string) bool                                              = platformBuggify
+	hostGuide         func(maximize bool, value float64, name string)                     = platformGuide
 )

@@ -1,7 +1,7 @@
 // host_native.go owns the stand-in for the host when the program is not built
 // as a seedfall guest (any target but wasip1, e.g. `go test`): properties only
-// report failures on stderr, randomness comes from math/rand/v2, and Buggify
-// never fires.
+// report failures on stderr, randomness comes from math/rand/v2, Buggify
+// never fires, and Maximize/Minimize do nothing.
 
 //go:build !wasip1
 
@@ -22,7 +22,7 @@ var nativeStderr io.Writer = os.Stderr
 // unreachable) and does nothing else: the program goes on.
 func platformAssert(kind assertKind, cond bool, message, details, location string) {
 	failed := false
-	switch kind {
+	switch kind & kindMask {
 	case kindAlways, kindAlwaysOrUnreachable:
 		failed = !cond
 	case kindUnreachable:
@@ -42,6 +42,9 @@ func platformRandomU64() uint64 {
 func platformBuggify(site string) bool {
 	return false
 }
+
+// platformGuide does nothing: there is no exploration to guide.
+func platformGuide(maximize bool, value float64, name string) {}
 
 var nativeOracle = map[string][]byte{}
 

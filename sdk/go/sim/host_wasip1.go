@@ -26,6 +26,10 @@ func seedfallRandomU64() uint64
 //go:noescape
 func seedfallBuggify(sitePtr unsafe.Pointer, siteLen uint32) uint32
 
+//go:wasmimport seedfall guide
+//go:noescape
+func seedfallGuide(maximize uint32, value float64, namePtr unsafe.Pointer, nameLen uint32)
+
 // stringArg splits s into the pointer and length the host expects; an empty
 // string is passed as a nil pointer and 0. The caller keeps s alive across
 // the host call.
@@ -65,6 +69,16 @@ func platformBuggify(site string) bool {
 	fired := seedfallBuggify(ptr, n)
 	runtime.KeepAlive(site)
 	return fired != 0
+}
+
+func platformGuide(maximize bool, value float64, name string) {
+	var m uint32
+	if maximize {
+		m = 1
+	}
+	ptr, n := stringArg(name)
+	seedfallGuide(m, value, ptr, n)
+	runtime.KeepAlive(name)
 }
 
 //go:wasmimport seedfall oracle_put

@@ -1,5 +1,6 @@
 // native_test.go tests the native stand-in for the host (host_native.go):
-// which failures it reports on stderr, and that Buggify never fires.
+// which failures it reports on stderr, that guidance is silent, and that
+// Buggify never fires.
 
 //go:build !wasip1
 
@@ -36,6 +37,18 @@ func TestNativeReportsOnlyFailuresThatFailARunAtOnce(t *testing.T) {
 		"seedfall: property failed: numeric broke\n"
 	if out.String() != want {
 		t.Errorf("stderr got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+func TestNativeGuidanceDoesNothing(t *testing.T) {
+	var out bytes.Buffer
+	saved := nativeStderr
+	nativeStderr = &out
+	t.Cleanup(func() { nativeStderr = saved })
+	Maximize(3, "queue depth")
+	Minimize(1.5, "margin")
+	if out.Len() != 0 {
+		t.Errorf("guidance printed %q", out.String())
 	}
 }
 

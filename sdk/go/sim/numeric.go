@@ -1,6 +1,9 @@
 // numeric.go owns the numeric property forms (AlwaysGreaterThan and the
 // others): they compare two operands, add them to the details as "left" and
-// "right", and evaluate an always or sometimes property on the result.
+// "right", and evaluate an always or sometimes property on the result. The
+// comparison rides in the kind's bits 8-15, so the host also guides
+// left - right toward the bound without a second host call. It also owns
+// Maximize and Minimize, plain numeric guidance.
 
 package sim
 
@@ -18,42 +21,42 @@ type Number interface {
 
 // AlwaysGreaterThan is Always(left > right, ...) with both operands in the details.
 func AlwaysGreaterThan[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindAlways, left > right, left, right, message, details, callerLocation(1))
+	numeric(kindAlways|opGreater, left > right, left, right, message, details, callerLocation(1))
 }
 
 // AlwaysGreaterThanOrEqualTo is Always(left >= right, ...) with both operands in the details.
 func AlwaysGreaterThanOrEqualTo[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindAlways, left >= right, left, right, message, details, callerLocation(1))
+	numeric(kindAlways|opGreaterOrEqual, left >= right, left, right, message, details, callerLocation(1))
 }
 
 // AlwaysLessThan is Always(left < right, ...) with both operands in the details.
 func AlwaysLessThan[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindAlways, left < right, left, right, message, details, callerLocation(1))
+	numeric(kindAlways|opLess, left < right, left, right, message, details, callerLocation(1))
 }
 
 // AlwaysLessThanOrEqualTo is Always(left <= right, ...) with both operands in the details.
 func AlwaysLessThanOrEqualTo[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindAlways, left <= right, left, right, message, details, callerLocation(1))
+	numeric(kindAlways|opLessOrEqual, left <= right, left, right, message, details, callerLocation(1))
 }
 
 // SometimesGreaterThan is Sometimes(left > right, ...) with both operands in the details.
 func SometimesGreaterThan[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindSometimes, left > right, left, right, message, details, callerLocation(1))
+	numeric(kindSometimes|opGreater, left > right, left, right, message, details, callerLocation(1))
 }
 
 // SometimesGreaterThanOrEqualTo is Sometimes(left >= right, ...) with both operands in the details.
 func SometimesGreaterThanOrEqualTo[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindSometimes, left >= right, left, right, message, details, callerLocation(1))
+	numeric(kindSometimes|opGreaterOrEqual, left >= right, left, right, message, details, callerLocation(1))
 }
 
 // SometimesLessThan is Sometimes(left < right, ...) with both operands in the details.
 func SometimesLessThan[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindSometimes, left < right, left, right, message, details, callerLocation(1))
+	numeric(kindSometimes|opLess, left < right, left, right, message, details, callerLocation(1))
 }
 
 // SometimesLessThanOrEqualTo is Sometimes(left <= right, ...) with both operands in the details.
 func SometimesLessThanOrEqualTo[T Number](left, right T, message string, details map[string]any) {
-	numeric(kindSometimes, left <= right, left, right, message, details, callerLocation(1))
+	numeric(kindSometimes|opLessOrEqual, left <= right, left, right, message, details, callerLocation(1))
 }
 
 // numeric sends one evaluation of a numeric property. The caller's details
@@ -78,4 +81,23 @@ func operand[T Number](v T) any {
 		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
 	return v
+}
+
+// Maximize tells seedfall that the quantity name should be driven up: each
+// call reports one value, and a run's watermark for name is the largest value
+// it reported, with the virtual time it was first reached. Explore prefers
+// runs that raise a watermark, so it climbs toward large values (a queue
+// length, a retry count, how far a replica lags). It is guidance only: it
+// never fails a run or a sweep. NaN and infinities are ignored; a name is at
+// most 4096 bytes, and a run keeps at most 1,000 watermarks (docs/limits.md).
+//
+//	sim.Maximize(len(queue), "queue depth")
+func Maximize[T Number](value T, name string) {
+	hostGuide(true, float64(value), name)
+}
+
+// Minimize is Maximize toward small values: the watermark is the smallest
+// value reported (a free-space margin, the time left before a deadline).
+func Minimize[T Number](value T, name string) {
+	hostGuide(false, float64(value), name)
 }

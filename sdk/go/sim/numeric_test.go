@@ -1,5 +1,6 @@
 // numeric_test.go tests the numeric property forms: the condition each one
-// computes, its kind, and the "left"/"right" it adds to the details.
+// computes, its kind (with the comparison in bits 8-15), and the
+// "left"/"right" it adds to the details; and Maximize/Minimize.
 
 package sim
 
@@ -18,14 +19,14 @@ func TestNumericFormsConditionAndKind(t *testing.T) {
 		want [3]bool
 	}
 	forms := []form{
-		{"AlwaysGreaterThan", AlwaysGreaterThan[int], kindAlways, [3]bool{false, false, true}},
-		{"AlwaysGreaterThanOrEqualTo", AlwaysGreaterThanOrEqualTo[int], kindAlways, [3]bool{false, true, true}},
-		{"AlwaysLessThan", AlwaysLessThan[int], kindAlways, [3]bool{true, false, false}},
-		{"AlwaysLessThanOrEqualTo", AlwaysLessThanOrEqualTo[int], kindAlways, [3]bool{true, true, false}},
-		{"SometimesGreaterThan", SometimesGreaterThan[int], kindSometimes, [3]bool{false, false, true}},
-		{"SometimesGreaterThanOrEqualTo", SometimesGreaterThanOrEqualTo[int], kindSometimes, [3]bool{false, true, true}},
-		{"SometimesLessThan", SometimesLessThan[int], kindSometimes, [3]bool{true, false, false}},
-		{"SometimesLessThanOrEqualTo", SometimesLessThanOrEqualTo[int], kindSometimes, [3]bool{true, true, false}},
+		{"AlwaysGreaterThan", AlwaysGreaterThan[int], kindAlways | opGreater, [3]bool{false, false, true}},
+		{"AlwaysGreaterThanOrEqualTo", AlwaysGreaterThanOrEqualTo[int], kindAlways | opGreaterOrEqual, [3]bool{false, true, true}},
+		{"AlwaysLessThan", AlwaysLessThan[int], kindAlways | opLess, [3]bool{true, false, false}},
+		{"AlwaysLessThanOrEqualTo", AlwaysLessThanOrEqualTo[int], kindAlways | opLessOrEqual, [3]bool{true, true, false}},
+		{"SometimesGreaterThan", SometimesGreaterThan[int], kindSometimes | opGreater, [3]bool{false, false, true}},
+		{"SometimesGreaterThanOrEqualTo", SometimesGreaterThanOrEqualTo[int], kindSometimes | opGreaterOrEqual, [3]bool{false, true, true}},
+		{"SometimesLessThan", SometimesLessThan[int], kindSometimes | opLess, [3]bool{true, false, false}},
+		{"SometimesLessThanOrEqualTo", SometimesLessThanOrEqualTo[int], kindSometimes | opLessOrEqual, [3]bool{true, true, false}},
 	}
 	wantDetails := [3]string{`{"left":1,"right":2}`, `{"left":2,"right":2}`, `{"left":3,"right":2}`}
 	for _, fm := range forms {
@@ -77,5 +78,44 @@ func TestNumericOperandTypes(t *testing.T) {
 	AlwaysLessThanOrEqualTo(float32(1), float32(math.Inf(1)), "inf", nil)
 	if got := only(t, calls); !got.cond || got.details != `{"left":1,"right":"+Inf"}` {
 		t.Errorf("+Inf: got %+v", got)
+	}
+}
+
+func TestNumericKindsKeepTheirBaseKind(t *testing.T) {
+	calls := recordAsserts(t)
+	AlwaysLessThan(1, 2, "m", nil)
+	SometimesGreaterThanOrEqualTo(1, 2, "m", nil)
+	if a, s := (*calls)[0].kind, (*calls)[1].kind; a&kindMask != kindAlways || a != 0x300 || s&kindMask != kindSometimes || s != 0x202 {
+		t.Errorf("kinds %#x %#x, want 0x300 (always, <) and 0x202 (sometimes, >=)", a, s)
+	}
+}
+
+// guideCall is one host guide call.
+type guideCall struct {
+	maximize bool
+	value    float64
+	name     string
+}
+
+func TestMaximizeAndMinimizeSendTheValueAsFloat64(t *testing.T) {
+	var got []guideCall
+	saved := hostGuide
+	hostGuide = func(maximize bool, value float64, name string) {
+		got = append(got, guideCall{maximize, value, name})
+	}
+	t.Cleanup(func() { hostGuide = saved })
+	type depth uint16
+	Maximize(7, "queue depth")
+	Maximize(depth(3), "queue depth")
+	Minimize(-2.5, "margin")
+	Minimize(uint64(math.MaxUint64), "big")
+	want := []guideCall{{true, 7, "queue depth"}, {true, 3, "queue depth"}, {false, -2.5, "margin"}, {false, math.MaxUint64, "big"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("call %d: got %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

@@ -15,6 +15,7 @@ fn main() {
     }
     seedfall::setup_complete();
     println!("balance {balance} random {:016x}", seedfall::random_u64());
+    seedfall::maximize!(balance, "balance");
     check_len(&[1u8, 2, 3]);
     check_len(&["x"]);
 }

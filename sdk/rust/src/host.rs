@@ -2,9 +2,9 @@
 //! `seedfall` module this SDK uses (see docs/abi.md), elsewhere a native
 //! stand-in so the same program builds and runs outside the simulator
 //! (failures go to stderr, randomness is a time-seeded xorshift, buggify
-//! never fires, the oracle is this process's memory under the host's bounds).
-//! Under `cfg(test)` every property evaluation is also recorded for the
-//! unit tests.
+//! never fires, guidance does nothing, the oracle is this process's memory
+//! under the host's bounds). Under `cfg(test)` every property evaluation and
+//! guidance call is also recorded for the unit tests.
 
 /// `kind` values of the `assert` import (docs/abi.md).
 pub const ALWAYS: u32 = 0;
@@ -16,6 +16,19 @@ pub const SOMETIMES: u32 = 2;
 pub const REACHABLE: u32 = 3;
 /// Fails when ever reached.
 pub const UNREACHABLE: u32 = 4;
+
+/// The kind is the low 8 bits of `kind`; bits 8-15 carry a numeric form's
+/// comparison, so the host reads `"left"`/`"right"` from the details and
+/// guides `left - right` toward the bound (docs/abi.md).
+pub const KIND_MASK: u32 = 0xff;
+/// `left > right`.
+pub const OP_GT: u32 = 1 << 8;
+/// `left >= right`.
+pub const OP_GE: u32 = 2 << 8;
+/// `left < right`.
+pub const OP_LT: u32 = 3 << 8;
+/// `left <= right`.
+pub const OP_LE: u32 = 4 << 8;
 
 /// Bounds of the test oracle, the host's (`ORACLE_*` in server/sim/src/abi.rs).
 pub const ORACLE_KEY_BYTES_MAX: usize = 1024;
@@ -42,6 +55,13 @@ pub fn random_u64() -> u64 {
 /// Whether the buggify site `site` fires now.
 pub fn buggify(site: &str) -> bool {
     imp::buggify(site)
+}
+
+/// One value of the guided quantity `name` (the `guide` import).
+pub fn guide(maximize: bool, value: f64, name: &str) {
+    #[cfg(test)]
+    recorder::record_guide(maximize, value, name);
+    imp::guide(maximize, value, name);
 }
 
 /// Stores `value` under `key` in the run's oracle (bounds checked by the caller).
@@ -75,6 +95,8 @@ mod imp {
         fn sf_random_u64() -> u64;
         #[link_name = "buggify"]
         fn sf_buggify(site_ptr: *const u8, site_len: usize) -> u32;
+        #[link_name = "guide"]
+        fn sf_guide(maximize: u32, value: f64, name_ptr: *const u8, name_len: usize);
         #[link_name = "oracle_put"]
         fn sf_oracle_put(key_ptr: *const u8, key_len: usize, value_ptr: *const u8, value_len: usize);
         #[link_name = "oracle_get"]
@@ -113,6 +135,11 @@ mod imp {
         unsafe { sf_buggify(site.as_ptr(), site.len()) != 0 }
     }
 
+    pub fn guide(maximize: bool, value: f64, name: &str) {
+        // SAFETY: the host only reads `name`, live for the call.
+        unsafe { sf_guide(maximize as u32, value, name.as_ptr(), name.len()) }
+    }
+
     pub fn oracle_put(key: &str, value: &[u8]) {
         // SAFETY: the host only reads the two ranges, live for the call.
         unsafe { sf_oracle_put(key.as_ptr(), key.len(), value.as_ptr(), value.len()) }
@@ -144,7 +171,7 @@ mod imp {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     pub fn assert(kind: u32, cond: bool, msg: &str, _details: &str, _loc: &str) {
-        let failed = match kind {
+        let failed = match kind & super::KIND_MASK {
             super::ALWAYS | super::ALWAYS_OR_UNREACHABLE => !cond,
             super::UNREACHABLE => true,
             _ => false,
@@ -198,6 +225,9 @@ mod imp {
     pub fn buggify(_site: &str) -> bool {
         false
     }
+
+    /// Nothing to guide outside the simulator.
+    pub fn guide(_maximize: bool, _value: f64, _name: &str) {}
 
     /// The process's oracle: what the host keeps for a run, kept here for
     /// the life of the process, with the same key cap.
@@ -272,5 +302,18 @@ pub mod recorder {
     /// Returns and clears what this thread recorded so far.
     pub fn take() -> Vec<Evaluation> {
         CALLS.with(|c| std::mem::take(&mut *c.borrow_mut()))
+    }
+
+    thread_local! {
+        static GUIDES: RefCell<Vec<(bool, f64, String)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub fn record_guide(maximize: bool, value: f64, name: &str) {
+        GUIDES.with(|g| g.borrow_mut().push((maximize, value, name.to_string())));
+    }
+
+    /// Returns and clears the `guide` calls (maximize, value, name) of this thread.
+    pub fn take_guides() -> Vec<(bool, f64, String)> {
+        GUIDES.with(|g| std::mem::take(&mut *g.borrow_mut()))
     }
 }

@@ -10,6 +10,8 @@
 //!   sweep for one that never ran;
 //! - [`setup_complete`], [`random_u64`], [`random_below`], [`buggify()`] and
 //!   [`buggify!`];
+//! - numeric guidance, [`maximize()`] and [`minimize()`] (and their macros):
+//!   values `seedfall explore` climbs toward a bound;
 //! - the test oracle, [`remember`] and [`recall`]: bytes kept by seedfall
 //!   outside every node, so a check can know what was acknowledged before a
 //!   crash.
@@ -134,6 +136,58 @@ pub fn recall(key: &str) -> Option<Vec<u8>> {
     host::oracle_get(key)
 }
 
+/// A number [`maximize`] and [`minimize`] accept: every primitive integer
+/// and float type (converted to `f64`, as the host keeps it).
+pub trait Number: Copy {
+    /// The value as the host receives it.
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! impl_number {
+    ($($t:ty),*) => {
+        $(impl Number for $t {
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        })*
+    };
+}
+impl_number!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64);
+
+/// Numeric guidance: drive the quantity `name` up. Each call reports one
+/// value (the `guide` import); a run's watermark for `name` is the largest
+/// value it reported, with the virtual time it was first reached, and
+/// `seedfall explore` prefers runs that raise it, so it climbs toward large
+/// values (a queue length, a retry count, a replica's lag). Guidance only: it
+/// never fails a run or a sweep. NaN and infinities are ignored; a name is at
+/// most 4096 bytes and a run keeps at most 1,000 watermarks. A no-op off
+/// `wasm32`.
+pub fn maximize<T: Number>(value: T, name: &str) {
+    host::guide(true, value.to_f64(), name);
+}
+
+/// [`maximize`] toward small values: the watermark is the smallest value
+/// reported (a free-space margin, the time left before a deadline).
+pub fn minimize<T: Number>(value: T, name: &str) {
+    host::guide(false, value.to_f64(), name);
+}
+
+/// `maximize!(value, "name")`: [`maximize()`] as a macro.
+#[macro_export]
+macro_rules! maximize {
+    ($value:expr, $name:expr $(,)?) => {
+        $crate::maximize($value, $name)
+    };
+}
+
+/// `minimize!(value, "name")`: [`minimize()`] as a macro.
+#[macro_export]
+macro_rules! minimize {
+    ($value:expr, $name:expr $(,)?) => {
+        $crate::minimize($value, $name)
+    };
+}
+
 /// A `Sometimes` whose message is built at run time (say,
 /// `format!("level {n} reached")`). It counts in runs and is a signal for
 /// `seedfall explore` like any property, but it is not in the catalog (only
@@ -149,7 +203,10 @@ pub fn sometimes_dynamic(cond: bool, message: &str) {
 /// Support for the macros; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::host::{ALWAYS, ALWAYS_OR_UNREACHABLE, REACHABLE, SOMETIMES, UNREACHABLE};
+    pub use crate::host::{
+        ALWAYS, ALWAYS_OR_UNREACHABLE, OP_GE, OP_GT, OP_LE, OP_LT, REACHABLE, SOMETIMES,
+        UNREACHABLE,
+    };
     pub use crate::json::Details;
 
     /// One evaluation of a property (the `assert` import).
@@ -294,6 +351,8 @@ macro_rules! __property {
 
 /// A numeric property: `left <op> right` through `PartialOrd`, each side
 /// evaluated once, both added to the details as `"left"` and `"right"`.
+/// `$kind` carries the comparison in bits 8-15 (`OP_*`), so the host also
+/// guides `left - right` toward the bound, in the same call.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __numeric {
@@ -394,7 +453,7 @@ macro_rules! assert_unreachable {
 #[macro_export]
 macro_rules! always_greater_than {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::ALWAYS, "always", gt, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::ALWAYS | $crate::__private::OP_GT, "always", gt, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("always_greater_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
@@ -406,7 +465,7 @@ macro_rules! always_greater_than {
 #[macro_export]
 macro_rules! always_greater_than_or_equal_to {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::ALWAYS, "always", ge, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::ALWAYS | $crate::__private::OP_GE, "always", ge, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("always_greater_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")
@@ -418,7 +477,7 @@ macro_rules! always_greater_than_or_equal_to {
 #[macro_export]
 macro_rules! always_less_than {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::ALWAYS, "always", lt, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::ALWAYS | $crate::__private::OP_LT, "always", lt, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("always_less_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
@@ -430,7 +489,7 @@ macro_rules! always_less_than {
 #[macro_export]
 macro_rules! always_less_than_or_equal_to {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::ALWAYS, "always", le, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::ALWAYS | $crate::__private::OP_LE, "always", le, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("always_less_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")
@@ -442,7 +501,7 @@ macro_rules! always_less_than_or_equal_to {
 #[macro_export]
 macro_rules! sometimes_greater_than {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", gt, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::SOMETIMES | $crate::__private::OP_GT, "sometimes", gt, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("sometimes_greater_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
@@ -454,7 +513,7 @@ macro_rules! sometimes_greater_than {
 #[macro_export]
 macro_rules! sometimes_greater_than_or_equal_to {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", ge, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::SOMETIMES | $crate::__private::OP_GE, "sometimes", ge, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("sometimes_greater_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")
@@ -466,7 +525,7 @@ macro_rules! sometimes_greater_than_or_equal_to {
 #[macro_export]
 macro_rules! sometimes_less_than {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", lt, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::SOMETIMES | $crate::__private::OP_LT, "sometimes", lt, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("sometimes_less_than!(left, right, \"message\" [, { \"key\" => value, ... }])")
@@ -478,7 +537,7 @@ macro_rules! sometimes_less_than {
 #[macro_export]
 macro_rules! sometimes_less_than_or_equal_to {
     ($left:expr, $right:expr, $msg:literal $(, { $($k:literal => $v:expr),* $(,)? })? $(,)?) => {
-        $crate::__numeric!($crate::__private::SOMETIMES, "sometimes", le, $left, $right, $msg, { $($($k => $v),*)? })
+        $crate::__numeric!($crate::__private::SOMETIMES | $crate::__private::OP_LE, "sometimes", le, $left, $right, $msg, { $($($k => $v),*)? })
     };
     ($($t:tt)*) => {
         $crate::__usage!("sometimes_less_than_or_equal_to!(left, right, \"message\" [, { \"key\" => value, ... }])")

@@ -2,7 +2,9 @@
 //! every property evaluation is observed through the `host::recorder` hook,
 //! which records (kind, cond, message, details, location) per thread.
 use crate::host::recorder::{take, Evaluation};
-use crate::host::{ALWAYS, ALWAYS_OR_UNREACHABLE, REACHABLE, SOMETIMES, UNREACHABLE};
+use crate::host::{
+    ALWAYS, ALWAYS_OR_UNREACHABLE, OP_GE, OP_GT, OP_LE, OP_LT, REACHABLE, SOMETIMES, UNREACHABLE,
+};
 
 fn here(line: u32) -> String {
     format!("{}:{}", file!(), line)
@@ -83,18 +85,18 @@ fn numeric_macros_compute_the_condition_with_partial_ord() {
         .map(|e| (e.kind, e.cond, e.msg))
         .collect();
     let want: Vec<(u32, bool, String)> = [
-        (ALWAYS, true, "gt true"),
-        (ALWAYS, false, "gt equal"),
-        (ALWAYS, true, "ge equal"),
-        (ALWAYS, false, "ge false"),
-        (ALWAYS, true, "lt true"),
-        (ALWAYS, false, "lt equal"),
-        (ALWAYS, true, "le equal"),
-        (ALWAYS, false, "le false"),
-        (SOMETIMES, true, "sgt strings"),
-        (SOMETIMES, false, "sge false"),
-        (SOMETIMES, false, "slt nan"),
-        (SOMETIMES, true, "sle equal"),
+        (ALWAYS | OP_GT, true, "gt true"),
+        (ALWAYS | OP_GT, false, "gt equal"),
+        (ALWAYS | OP_GE, true, "ge equal"),
+        (ALWAYS | OP_GE, false, "ge false"),
+        (ALWAYS | OP_LT, true, "lt true"),
+        (ALWAYS | OP_LT, false, "lt equal"),
+        (ALWAYS | OP_LE, true, "le equal"),
+        (ALWAYS | OP_LE, false, "le false"),
+        (SOMETIMES | OP_GT, true, "sgt strings"),
+        (SOMETIMES | OP_GE, false, "sge false"),
+        (SOMETIMES | OP_LT, false, "slt nan"),
+        (SOMETIMES | OP_LE, true, "sle equal"),
     ]
     .into_iter()
     .map(|(k, c, m)| (k, c, m.to_string()))
@@ -113,14 +115,14 @@ fn numeric_macros_add_left_and_right_after_the_callers_details() {
         take(),
         vec![
             eval(
-                ALWAYS,
+                ALWAYS | OP_LT,
                 false,
                 "x below cap",
                 r#"{"node":"\"client#2\"","left":"10","right":"4"}"#,
                 l1
             ),
             eval(
-                SOMETIMES,
+                SOMETIMES | OP_GT,
                 false,
                 "positive balance",
                 r#"{"left":"-3","right":"0"}"#,
@@ -128,6 +130,41 @@ fn numeric_macros_add_left_and_right_after_the_callers_details() {
             ),
         ]
     );
+}
+
+#[test]
+fn numeric_kinds_are_the_abi_values() {
+    // docs/abi.md: kind in bits 0-7, comparison in bits 8-15.
+    assert_eq!(
+        [
+            ALWAYS | OP_GT,
+            ALWAYS | OP_GE,
+            SOMETIMES | OP_LT,
+            SOMETIMES | OP_LE
+        ],
+        [0x100, 0x200, 0x302, 0x402]
+    );
+    assert_eq!((ALWAYS | OP_LT) & crate::host::KIND_MASK, ALWAYS);
+}
+
+#[test]
+fn maximize_and_minimize_send_one_guide_call_each() {
+    use crate::host::recorder::take_guides;
+    take_guides();
+    crate::maximize(3u8, "queue depth");
+    crate::maximize!(7i64, "queue depth");
+    crate::minimize(-2.5f32, "margin");
+    crate::minimize!(u64::MAX, "big");
+    assert_eq!(
+        take_guides(),
+        vec![
+            (true, 3.0, "queue depth".to_string()),
+            (true, 7.0, "queue depth".to_string()),
+            (false, -2.5, "margin".to_string()),
+            (false, u64::MAX as f64, "big".to_string()),
+        ]
+    );
+    assert!(take().is_empty(), "guidance is not a property evaluation");
 }
 
 #[test]

@@ -214,20 +214,20 @@ const DEMO: [(&str, &str, u32, &str); 8] = [
     (
         "always_or_unreachable",
         "examples/catalog_demo.rs",
-        25,
+        26,
         "batches are never empty",
     ),
     (
         "reachable",
         "examples/catalog_demo.rs",
-        26,
+        27,
         "a batch is checked",
     ),
-    ("reachable", "examples/catalog_demo.rs", 33, "recovery runs"),
+    ("reachable", "examples/catalog_demo.rs", 34, "recovery runs"),
     (
         "unreachable",
         "examples/catalog_demo.rs",
-        34,
+        35,
         "a committed entry is lost",
     ),
 ];
@@ -245,6 +245,7 @@ fn check_demo(release: bool) {
         [
             "assert(i32,i32,i32,i32,i32,i32,i32,i32) -> ()",
             "buggify(i32,i32) -> (i32)",
+            "guide(i32,f64,i32,i32) -> ()",
             "random_u64() -> (i64)",
             "setup_complete(i32,i32) -> ()",
         ]

@@ -21,5 +21,8 @@ func main() {
 		assert.Always(true, "antithesis never reached", nil)
 	}
 	assert.Always(x < 9, "antithesis x stays below 9", map[string]any{"x": x})
+	// Numeric: the SDK also writes an antithesis_guidance line (left - right,
+	// maximized), which seedfall keeps as a watermark.
+	assert.AlwaysLessThan(x, 10, "antithesis x below 10", nil)
 	fmt.Println("done")
 }
