@@ -28,6 +28,11 @@ pub struct ExploreArgs {
     /// default rule that scales with the last novelty's cost applies).
     #[arg(long)]
     pub until_novelty: Option<u32>,
+    /// Coverage probes: `functions` (the default, the program every other
+    /// command runs) or `edges` (AFL-style basic-block edges with hit-count
+    /// buckets; failures are confirmed on the ordinary program).
+    #[arg(long, default_value = "functions", value_parser = ["functions", "edges"])]
+    pub coverage: String,
     /// Keep exploring after a failure.
     #[arg(long)]
     pub keep_going: bool,
@@ -51,8 +56,9 @@ pub struct ExploreArgs {
 }
 
 pub fn round_line(r: &Round) -> String {
+    let edges = if r.edges > 0 { format!("  edges {}", r.edges) } else { String::new() };
     format!(
-        "round {:<3} runs {:<5} +{} signals ({})  +{} functions ({})  corpus {}  failures {}  {}",
+        "round {:<3} runs {:<5} +{} signals ({})  +{} functions ({}){edges}  corpus {}  failures {}  {}",
         r.round,
         r.runs,
         r.new_signals.len(),
@@ -96,6 +102,16 @@ pub fn main(a: ExploreArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // Under edge probes the exploration runs another build of the program;
+    // `project` (function probes) confirms, keeps and reports each failure.
+    let edges = if a.coverage == "edges" {
+        match load::project_for_mode(&a.config, a.json, &a.resources, jobs, Some(seedfall_sim::coverage::Mode::Edges)) {
+            Ok((p, _)) => Some(p),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
     let config = &project.program.config;
     let corpus_dir = a.corpus.clone().unwrap_or_else(|| seedfall_search::explore::corpus::default_dir(config));
     let opts = ExploreOptions {
@@ -116,7 +132,11 @@ pub fn main(a: ExploreArgs) -> i32 {
     let stop = AtomicBool::new(false);
     let json = a.json;
     let events = a.events;
-    let result = explore(&project.program, &opts, &stop, &mut |r| {
+    let (explored, confirm) = match &edges {
+        Some(e) => (&e.program, Some(&project.program)),
+        None => (&project.program, None),
+    };
+    let result = explore(explored, confirm, &opts, &stop, &mut |r| {
         if events {
             eprintln!("round {}", serde_json::to_string(r).unwrap());
         }
@@ -140,16 +160,17 @@ pub fn main(a: ExploreArgs) -> i32 {
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }
-    let mut folders = Vec::new();
-    for f in &result.failures {
-        match a.resources.write_failure(&project, f) {
-            Ok(p) => folders.push(Some(p)),
-            Err(e) => {
-                eprintln!("seedfall: {e}");
-                folders.push(None);
-            }
+    let write = |f: &seedfall_sim::Outcome| match a.resources.write_failure(&project, f) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("seedfall: {e}");
+            None
         }
-    }
+    };
+    let folders: Vec<_> = result.failures.iter().map(write).collect();
+    // Failures that happen under edge probes only are kept too (nothing
+    // found is lost); they replay with the probes (SEEDFALL_COVERAGE=edges).
+    let edge_folders: Vec<_> = result.unconfirmed.iter().map(write).collect();
     if let Some(path) = &a.extras.report {
         let mut groups = crate::report::Groups::default();
         for (o, folder) in result.failures.iter().zip(&folders) {
@@ -173,19 +194,16 @@ pub fn main(a: ExploreArgs) -> i32 {
         }
     }
     if json {
-        let failures: Vec<serde_json::Value> = result
-            .failures
-            .iter()
-            .zip(&folders)
-            .map(|(o, folder)| {
-                let mut f = output::failure_json(&project, o);
-                f.folder = folder.as_ref().map(|p| output::relative(p));
-                serde_json::to_value(f).unwrap()
-            })
-            .collect();
+        let as_json = |(o, folder): (&seedfall_sim::Outcome, &Option<std::path::PathBuf>)| {
+            let mut f = output::failure_json(&project, o);
+            f.folder = folder.as_ref().map(|p| output::relative(p));
+            serde_json::to_value(f).unwrap()
+        };
+        let failures: Vec<serde_json::Value> = result.failures.iter().zip(&folders).map(as_json).collect();
+        let unconfirmed: Vec<serde_json::Value> = result.unconfirmed.iter().zip(&edge_folders).map(as_json).collect();
         let doc = serde_json::json!({
             "version": 1, "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
-            "stop": result.stop, "failures": failures, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
+            "stop": result.stop, "failures": failures, "unconfirmed_failures": unconfirmed, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap());
     } else {
@@ -197,15 +215,22 @@ pub fn main(a: ExploreArgs) -> i32 {
             Some(n) => println!("stopped: {} (at run {n} of {})", result.stop, result.runs),
             None => println!("stopped: {} ({} runs)", result.stop, result.runs),
         }
-        for (o, folder) in result.failures.iter().zip(&folders).take(3) {
-            print!("{}", output::failure_block(&project, o));
-            if let Some(folder) = folder {
-                let c = output::relative(&config.path);
-                let faults = output::relative(&folder.join("faults.json"));
-                println!("replay: seedfall replay -c {c} -seed {} -faults {faults}", o.seed);
-                println!("shrink: seedfall shrink -c {c} -seed {} -faults {faults}", o.seed);
+        let blocks = |list: &[seedfall_sim::Outcome], folders: &[Option<std::path::PathBuf>], env: &str| {
+            for (o, folder) in list.iter().zip(folders).take(3) {
+                print!("{}", output::failure_block(&project, o));
+                if let Some(folder) = folder {
+                    let c = output::relative(&config.path);
+                    let faults = output::relative(&folder.join("faults.json"));
+                    println!("replay: {env}seedfall replay -c {c} -seed {} -faults {faults}", o.seed);
+                    println!("shrink: {env}seedfall shrink -c {c} -seed {} -faults {faults}", o.seed);
+                }
             }
+        };
+        blocks(&result.failures, &folders, "");
+        if !result.unconfirmed.is_empty() {
+            println!("found under edge probes only (the same schedule passes or fails otherwise without them: the probes' fuel moves virtual time), {} kept:", result.unconfirmed.len());
+            blocks(&result.unconfirmed, &edge_folders, "SEEDFALL_COVERAGE=edges ");
         }
     }
-    i32::from(!result.failures.is_empty())
+    i32::from(!(result.failures.is_empty() && result.unconfirmed.is_empty()))
 }

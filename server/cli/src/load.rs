@@ -8,19 +8,27 @@ use std::time::{Duration, Instant};
 /// Loads the project and gives each of `jobs` runs its share of the
 /// resources; returns the workers that fit the memory budget.
 pub fn project_for(config: &Path, quiet: bool, resources: &crate::resources::Resources, jobs: usize) -> Result<(Project, usize), i32> {
-    let mut p = project(config, quiet)?;
+    project_for_mode(config, quiet, resources, jobs, None)
+}
+
+pub fn project_for_mode(config: &Path, quiet: bool, resources: &crate::resources::Resources, jobs: usize, mode: Option<seedfall_sim::coverage::Mode>) -> Result<(Project, usize), i32> {
+    let mut p = project_with(config, quiet, mode)?;
     let jobs = resources.apply(&mut p, jobs)?;
     Ok((p, jobs))
 }
 
-pub fn project(config: &Path, quiet: bool) -> Result<Project, i32> {
+/// `project`, with coverage probes of `mode` instead of the default.
+pub fn project_with(config: &Path, quiet: bool, mode: Option<seedfall_sim::coverage::Mode>) -> Result<Project, i32> {
     let mut progress = Progress::new(!quiet && std::io::stderr().is_terminal());
     let mut log = |msg: &str| {
         if !quiet {
             progress.say(msg);
         }
     };
-    let loaded = seedfall_search::load(config, &mut log);
+    let loaded = match mode {
+        None => seedfall_search::load(config, &mut log),
+        Some(m) => seedfall_search::load_with(config, Some(m), &mut log),
+    };
     progress.done();
     loaded.map_err(|e| {
         match e {

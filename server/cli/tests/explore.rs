@@ -95,3 +95,67 @@ fn until_novelty_stops_at_the_same_point_at_any_jobs_with_unchanged_verdicts() {
     let seeds = |d: &Value| d["failures"].as_array().unwrap().iter().map(|f| f["seed"].as_u64().unwrap()).collect::<Vec<_>>();
     assert_eq!(seeds(&plain), seeds(&a));
 }
+
+/// An ordinary Go program with no seedfall SDK (examples/explore-coverage):
+/// two 1-in-400 draws in sequence, progress visible only as functions
+/// entered. Plain odds 1 in 160,000; on coverage alone, explore branches
+/// just after stageOne is first entered and pays for the two draws one
+/// after the other.
+#[test]
+fn explore_opens_the_two_lock_door_on_function_coverage_alone() {
+    let dir = scratch("explore-coverage");
+    let corpus = dir.join("corpus");
+    let out = json(&seedfall(&["explore", "-c", "examples/explore-coverage/seedfall.json", "-corpus", corpus.to_str().unwrap(), "-rounds", "1000", "-json"]));
+    assert_eq!(out["stop"], "failure found", "{}", out["rounds"]);
+    let n = out["first_failure_run"].as_u64().unwrap();
+    assert!(n < 3000, "found at run {n}");
+    let f = &out["failures"][0];
+    assert!(f["nodes"][0]["message"].as_str().unwrap().contains("both locks opened"), "{f}");
+    let faults = repo().join(f["folder"].as_str().unwrap()).join("faults.json");
+    let replay = json(&seedfall(&["replay", "-c", "examples/explore-coverage/seedfall.json", "-faults", faults.to_str().unwrap(), "-json"]));
+    assert_eq!(replay["trace_hash"], f["trace_hash"]);
+}
+
+/// -rounds is a promise unless -until-novelty is given; with no limit at
+/// all the default rule stops and says so.
+#[test]
+fn explicit_rounds_are_honoured_and_the_stop_reason_names_the_rule() {
+    let dir = scratch("explore-stop");
+    let c = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let cfg = "examples/kvlog/seedfall.fixed.json";
+    let full = json(&seedfall(&["explore", "-c", cfg, "-corpus", &c("a"), "-rounds", "40", "-json"]));
+    assert_eq!(full["stop"], "rounds limit reached (-rounds 40)");
+    assert_eq!(full["rounds"].as_array().unwrap().len(), 40);
+    let early = json(&seedfall(&["explore", "-c", cfg, "-corpus", &c("b"), "-rounds", "40", "-until-novelty", "2", "-json"]));
+    assert!(early["stop"].as_str().unwrap().starts_with("no novelty for 2 rounds (-until-novelty 2)"), "{}", early["stop"]);
+    assert!(early["rounds"].as_array().unwrap().len() < 40);
+    let default = json(&seedfall(&["explore", "-c", cfg, "-corpus", &c("c"), "-json"]));
+    let why = default["stop"].as_str().unwrap();
+    assert!(why.contains("the default rule"), "{why}");
+    assert!(default["rounds"].as_array().unwrap().len() >= 9, "at least 8 quiet rounds after the last novelty");
+    assert_eq!(seedfall(&["explore", "-c", cfg, "-until-novelty", "0"]).code, 2);
+}
+
+/// -coverage edges explores on edge probes; what it keeps replays: on the
+/// ordinary program when the failure happens there too, else under the
+/// probes (SEEDFALL_COVERAGE=edges), as the printed command says.
+#[test]
+fn explore_on_edges_keeps_failures_that_replay() {
+    let cfg = vault_config("explore-edges");
+    let out = explore(&cfg, &["-coverage", "edges", "-explore-seed", "2", "-rounds", "200", "-until-novelty", "200"]);
+    assert_eq!(out["stop"], "failure found", "{}", out["rounds"]);
+    assert!(out["rounds"].as_array().unwrap().iter().any(|r| r["edges"].as_u64().unwrap() > 1000), "edges are counted");
+    let (list, env) = match out["failures"].as_array().unwrap().first() {
+        Some(_) => ("failures", None),
+        None => ("unconfirmed_failures", Some("edges")),
+    };
+    let f = &out[list][0];
+    let faults = repo().join(f["folder"].as_str().unwrap()).join("faults.json");
+    let args = ["replay", "-c", cfg.to_str().unwrap(), "-faults", faults.to_str().unwrap(), "-json"];
+    let replay = match env {
+        None => seedfall(&args),
+        Some(v) => seedfall_env(&args, "SEEDFALL_COVERAGE", v),
+    };
+    assert_eq!(json(&replay)["trace_hash"], f["trace_hash"], "{list}");
+    assert_eq!(seedfall(&["explore", "-c", cfg.to_str().unwrap(), "-coverage", "blocks"]).code, 2);
+}

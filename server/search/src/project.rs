@@ -31,15 +31,20 @@ impl std::fmt::Display for LoadError {
 /// run, an exploration and a replay run the very same program (the probes
 /// cost fuel, and fuel is virtual time: mixing instrumented and plain runs
 /// would give different traces). `SEEDFALL_COVERAGE=off` turns it off, for
-/// measuring its cost only.
+/// measuring its cost only; `SEEDFALL_COVERAGE=edges` adds edge probes
+/// (`coverage::Mode::Edges`: other virtual timing, an exploration aid).
 pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
-    let off = std::env::var("SEEDFALL_COVERAGE").is_ok_and(|v| v == "off");
-    load_with(config_path, !off, log)
+    let mode = match std::env::var("SEEDFALL_COVERAGE").as_deref() {
+        Ok("off") => None,
+        Ok("edges") => Some(seedfall_sim::coverage::Mode::Edges),
+        _ => Some(seedfall_sim::coverage::Mode::Functions),
+    };
+    load_with(config_path, mode, log)
 }
 
-/// `load`, with every module rewritten for function coverage when
-/// `instrument` (explore and `run -until-novelty` need it).
-pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
+/// `load`, with every module rewritten for coverage in `coverage_mode`
+/// (None: not at all, for measuring the probes' cost).
+pub fn load_with(config_path: &Path, coverage_mode: Option<seedfall_sim::coverage::Mode>, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
     let config = Config::load(config_path).map_err(LoadError::Config)?;
     let cache = Cache::for_config(config.dir());
     let engine = Engine::new(EngineOptions {
@@ -64,8 +69,8 @@ pub fn load_with(config_path: &Path, instrument: bool, log: &mut dyn FnMut(&str)
         let raw = seedfall_sim::files::read_bytes(&built.wasm, seedfall_sim::files::MODULE_BYTES_MAX, "the module").map_err(fail)?;
         modules::check_magic(&raw, &built.wasm).map_err(fail)?;
         check_memory_fits(&raw, config.limits.memory_bytes_max).map_err(|e| LoadError::Build(format!("{}: $.limits.memory_mb: node \"{}\": {e}", config.path.display(), node.name)))?;
-        let module = if instrument {
-            let inst = seedfall_sim::coverage::instrument(&raw).map_err(fail)?;
+        let module = if let Some(mode) = coverage_mode {
+            let inst = seedfall_sim::coverage::instrument_with(&raw, mode).map_err(fail)?;
             coverage.push(Some(inst.layout));
             function_names.insert(node.name.clone(), inst.names);
             modules::compiled_bytes(&engine, &inst.wasm, &built.wasm, &cache, log).map_err(fail)?

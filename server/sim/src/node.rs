@@ -233,9 +233,19 @@ pub fn new_functions<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T) ->
 /// Folds what the node entered since the host last looked into the world's
 /// record (at exit and at each suspension; host calls do it themselves, to
 /// give the probes' fuel back). Returns how many functions were new.
+///
+/// With edge probes, also folds the edge map's (index, bucket) pairs in:
+/// only here, at suspensions and exit, since the map is 64 KiB.
 pub fn harvest_coverage<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T, local_idx: usize, world: &mut crate::world::World) -> u64 {
     let new = new_functions(&mut store);
-    let Some(cov) = store.as_context().data().local.coverage else { return 0 };
+    let ctx = store.as_context();
+    let Some(cov) = ctx.data().local.coverage else { return 0 };
     world.note_functions(local_idx, cov.layout, &new);
+    if cov.layout.edges {
+        let at = cov.layout.edges_at() as usize;
+        if let Some(map) = cov.memory.data(&ctx).get(at..at + crate::coverage::edges::MAP_BYTES as usize) {
+            world.note_edges(local_idx, map);
+        }
+    }
     new.len() as u64
 }

@@ -56,6 +56,11 @@ pub struct Outcome {
     /// Functions reached, per config node, with when each was first entered
     /// (sorted by function index; empty unless instrumented).
     pub coverage: std::collections::BTreeMap<String, Vec<crate::coverage::FirstEntry>>,
+    /// Edge (index, bucket) pairs reached, per config node (merged over its
+    /// replicas), each with the earliest time and step any instance reached
+    /// it; sorted by (index, bucket). Empty unless instrumented with
+    /// `coverage::Mode::Edges`.
+    pub edges: std::collections::BTreeMap<String, Vec<crate::coverage::edges::EdgeEntry>>,
     /// Draws from each random stream, in `streams::Stream` order.
     pub stream_draws: [u64; crate::streams::Stream::ALL.len()],
     pub verdict: Verdict,

@@ -124,6 +124,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     setup_disks_and_faults(&mut world, program, schedule, options);
     world.keep_disk_trees = options.disk_trees;
     world.coverage = vec![crate::coverage::Reached::default(); instances.len()];
+    world.edges = vec![crate::coverage::edges::EdgesReached::default(); instances.len()];
     let mut branches = schedule.branches.clone();
     branches.sort_by_key(|b| b.at_ns);
     world.branches_pending = branches.into();
@@ -191,6 +192,20 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
             }
         }
     }
+    // Edge (index, bucket) pairs likewise, each with its earliest time.
+    let mut edges: std::collections::BTreeMap<String, std::collections::BTreeMap<(u32, u8), crate::coverage::edges::EdgeEntry>> = std::collections::BTreeMap::new();
+    for ((node_idx, _), reached) in instances.iter().zip(&w.edges) {
+        if reached.first.is_empty() {
+            continue;
+        }
+        let acc = edges.entry(config.nodes[*node_idx].name.clone()).or_default();
+        for f in &reached.first {
+            let e = acc.entry((f.index, f.bucket)).or_insert(*f);
+            if (f.at_ns, f.step) < (e.at_ns, e.step) {
+                *e = *f;
+            }
+        }
+    }
     let applied = Schedule { seed: schedule.seed, faults: Some(w.faults_applied.clone()), branches: schedule.branches.clone() };
     Outcome {
         seed: schedule.seed,
@@ -199,6 +214,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         watermarks_dropped: w.props.watermarks.dropped,
         watermarks: std::mem::take(&mut w.props.watermarks).into_vec(),
         coverage: coverage.into_iter().map(|(n, m)| (n, m.into_values().collect())).collect(),
+        edges: edges.into_iter().map(|(n, m)| (n, m.into_values().collect())).collect(),
         setup_complete_ns: w.setup_complete_ns,
         stream_draws: w.streams.draws,
         verdict,

@@ -155,6 +155,9 @@ pub struct World {
     pub net: crate::net::Net,
     /// Functions reached, per node instance, with when each was first entered.
     pub coverage: Vec<crate::coverage::Reached>,
+    /// Edge (index, bucket) pairs reached, per node instance, with when each
+    /// was first seen (`coverage::Mode::Edges` only; sized like `coverage`).
+    pub edges: Vec<crate::coverage::edges::EdgesReached>,
     /// The test oracle: workload memory that survives every node's crashes.
     pub oracle: BTreeMap<String, Vec<u8>>,
     /// Nodes crashed since the scheduler last looked: their stores must go.
@@ -203,6 +206,7 @@ impl World {
             oracle: BTreeMap::new(),
             net: crate::net::Net::new(crate::config::NetConfig::default(), names),
             coverage: Vec::new(),
+            edges: Vec::new(),
             crashed_now: Vec::new(),
             buggify_sites: BTreeMap::new(),
             unsupported_seen: BTreeSet::new(),
@@ -375,6 +379,15 @@ impl World {
         }
         let (now, step) = (self.now.nanos(), self.step);
         self.coverage[idx].note(layout, indices, now, step);
+    }
+
+    /// Records the (index, bucket) pairs of node instance `idx`'s edge map
+    /// not seen before by that instance, at the current time and step.
+    pub fn note_edges(&mut self, idx: usize, map: &[u8]) {
+        let (now, step) = (self.now.nanos(), self.step);
+        if let Some(reached) = self.edges.get_mut(idx) {
+            reached.note(map, now, step);
+        }
     }
 
     /// A fuel-yield ended the step without a host call: charge the quantum.

@@ -85,3 +85,19 @@ pub fn without_real_times(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// `seedfall` with one more environment variable.
+pub fn seedfall_env(args: &[&str], key: &str, value: &str) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_seedfall"))
+        .args(args)
+        .current_dir(repo())
+        .env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"))
+        .env(key, value)
+        .output()
+        .expect("run seedfall");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

@@ -6,7 +6,7 @@
 //!
 //! 1. Weigh every signal by rarity (AFL++'s `rare` schedule in spirit: the
 //!    fewer runs reached it fresh, the more children it gets) and recency
-//!    (the newest discoveries get the most): `2^40 / 4^age / count^2`.
+//!    (the newest discoveries get the most): `2^44 / 16^age / count^2`.
 //! 2. Weigh each entry by the heaviest signal it is the best branch point
 //!    of (an entry others have beaten on every signal gets nothing), pick
 //!    an entry, then one of its moments: signals at the same virtual time
@@ -16,7 +16,8 @@
 //!    stream: the child replays the entry up to the rare state and lives a
 //!    different future from there.
 //! 4. Odds 1 in 5: re-key one stream the entry drew from (re-keying another
-//!    changes nothing) at a random moment after the signal.
+//!    changes nothing) at a random moment after the signal, nearer it more
+//!    often.
 //! 5. Otherwise add, remove or shift a fault; with no fault family in the
 //!    config and none in the entry, branch as in 3.
 use super::corpus::Corpus;
@@ -32,16 +33,24 @@ pub struct Chooser {
 }
 
 /// The weight of the newest, rarest signal; each discovery event since
-/// divides it by 16, and its count divides it too.
-const WEIGHT_MAX: u64 = 1 << 44;
+/// divides it by 2^RECENCY_SHIFT, and its count divides it too.
+const WEIGHT_MAX: u64 = 1 << 42;
+const RECENCY_SHIFT: u32 = 6;
 /// Ages past this weigh as much as this.
-const AGE_MAX: u32 = 11;
+const AGE_MAX: u32 = 7;
+/// A signal other than a function at its run's k-th new moment weighs
+/// k + 1 times more (up to this k): of two levels one run reached, the
+/// deeper leads.
+const MOMENT_MAX: u32 = 15;
 
 /// A signal's weight (see the module docs).
 pub fn weight(growth: &Growth, s: &Signal) -> u64 {
     let n = growth.count(s);
-    let recency = WEIGHT_MAX >> (4 * growth.age(s).min(AGE_MAX));
-    (recency / n).max(1)
+    let recency = WEIGHT_MAX >> (RECENCY_SHIFT * growth.age(s).min(AGE_MAX));
+    // Functions get no such lead: a run's last new functions are often
+    // its way out, past the draw that mattered.
+    let depth = if s.is_coverage() { 1 } else { 1 + u64::from(growth.moment(s).min(MOMENT_MAX)) };
+    (recency / n).saturating_mul(depth).max(1)
 }
 
 /// One round's view of the corpus: per entry, the signals it is the best
@@ -64,9 +73,6 @@ fn moments(mut points: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
             Some(last) if last.0 == t => last.1 = last.1.max(w),
             _ => out.push((t, w)),
         }
-    }
-    for (k, p) in out.iter_mut().enumerate() {
-        p.1 = p.1.saturating_mul(k as u64 + 1);
     }
     out
 }
@@ -152,7 +158,11 @@ impl Chooser {
         let drawn: Vec<Stream> = REKEYABLE.into_iter().filter(|s| entry.stream_draws.get(*s as usize).is_some_and(|&n| n > 0)).collect();
         if roll == 3 && !drawn.is_empty() && after < end_ns {
             let stream = drawn[self.below(drawn.len() as u64) as usize];
-            let at_ns = after + self.below(end_ns - after);
+            // Nearer the chosen moment more often (a quarter of the way to
+            // the end on average): the later a moment, the likelier the
+            // draws that mattered are already behind it.
+            let span = self.below(end_ns - after) + 1;
+            let at_ns = after + self.below(span);
             child.branches.push(Branch { at_ns, streams: vec![stream.name().to_string()], key: self.rng.next_u64() | 1 });
             return child;
         }

@@ -51,7 +51,7 @@ impl Entry {
         let faults = schedule.faults.clone().unwrap_or_default();
         let key = serde_json::to_vec(&(schedule.seed, &faults, &schedule.branches)).unwrap();
         let id = hash_hex(&[&key])[..12].to_string();
-        let reached = reached.into_iter().filter(|r| !r.signal.is_function()).collect();
+        let reached = reached.into_iter().filter(|r| !r.signal.is_coverage()).collect();
         Entry { version: CORPUS_VERSION, config: config.to_string(), id, seed: schedule.seed, faults, branches: schedule.branches.clone(), end_ns, reached, stream_draws: Vec::new() }
     }
 

@@ -6,7 +6,9 @@
 //! moment is inherited, not found again, and does not make the signal look
 //! common. A signal's **rank** is the discovery event that found it: each
 //! run that found something new (or beat a watermark) is one event, so the
-//! hundreds of functions a first run enters share one rank.
+//! hundreds of functions a first run enters share one rank. (Ranking a
+//! run's discoveries by their moments instead sends children after the
+//! functions a run entered on its way out, past the draw that mattered.)
 use super::signals::{self, beats, Reached, Signal};
 use seedfall_sim::Outcome;
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,11 +18,15 @@ pub struct Growth {
     pub known: BTreeSet<Signal>,
     pub counts: BTreeMap<Signal, u64>,
     pub rank: BTreeMap<Signal, u32>,
+    /// Which of its discovering run's new moments (in time order) a signal
+    /// came at: 0 for the first.
+    pub moment: BTreeMap<Signal, u32>,
     /// Discovery events so far.
     pub events: u32,
     /// The best value any run reached, per watermark.
     pub best_value: BTreeMap<Signal, f64>,
     pub functions: usize,
+    pub edges: usize,
 }
 
 impl Growth {
@@ -53,6 +59,9 @@ impl Growth {
             if first && r.signal.is_function() {
                 self.functions += 1;
             }
+            if first && matches!(r.signal, Signal::Edge { .. }) {
+                self.edges += 1;
+            }
             if first || better {
                 self.rank.insert(r.signal.clone(), self.events);
                 new.push(r.clone());
@@ -61,12 +70,24 @@ impl Growth {
         if !new.is_empty() {
             self.events += 1;
         }
+        let mut moments: Vec<Option<u64>> = new.iter().map(|r| r.at_ns).collect();
+        moments.sort();
+        moments.dedup();
+        for r in &new {
+            let k = moments.binary_search(&r.at_ns).expect("every moment is listed") as u32;
+            self.moment.insert(r.signal.clone(), k);
+        }
         new
     }
 
-    /// Signals other than functions (each watermark counts once).
+    /// Which new moment of its discovering run `s` came at (0: the first).
+    pub fn moment(&self, s: &Signal) -> u32 {
+        self.moment.get(s).copied().unwrap_or(0)
+    }
+
+    /// Signals other than coverage (each watermark counts once).
     pub fn signals(&self) -> usize {
-        self.known.len() - self.functions
+        self.known.len() - self.functions - self.edges
     }
 
     /// Fresh runs that reached `s` (at least 1: it was reached).

@@ -56,6 +56,8 @@ pub struct Round {
     /// Names of some of the new functions (`node: name`), for display.
     pub new_function_names: Vec<String>,
     pub functions: usize,
+    /// Edge (index, bucket) pairs reached so far (`-coverage edges`).
+    pub edges: usize,
     pub corpus: usize,
     pub failures: usize,
     pub elapsed_ms: u64,
@@ -71,9 +73,16 @@ pub struct ExploreResult {
     pub runs: u64,
     /// The number of the run (in merge order, from 1) that failed first.
     pub first_failure_run: Option<u64>,
+    /// Failures seen under edge probes that did not happen again on the
+    /// ordinary program (`confirm`): they replay under edge probes only.
+    pub unconfirmed: Vec<Outcome>,
 }
 
-pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
+/// Explores `program`. With `confirm` (the ordinary program, when `program`
+/// carries edge probes, whose fuel shifts virtual time), each failure is run
+/// again there and kept only when the same finding happens: what is kept
+/// always replays on the ordinary program.
+pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptions, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
     assert!(opts.batch > 0 && opts.jobs > 0);
     let config = &program.config;
     let started = Instant::now();
@@ -86,6 +95,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
     let mut rounds = Vec::new();
     let mut progress = stop::Progress::default();
     let mut first_failure_run = None;
+    let mut unconfirmed = Vec::new();
     let limits = stop::Limits { rounds: opts.rounds, budget: opts.budget, until_novelty: opts.until_novelty, batch: opts.batch };
     let round_max = opts.rounds.unwrap_or(ROUNDS_MAX).min(ROUNDS_MAX);
     let mut stop_reason = String::new();
@@ -115,7 +125,7 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             if !new.is_empty() {
                 novel_at = Some(*runs);
             }
-            new_signals.extend(new.iter().filter(|r| !r.signal.is_function()).map(|r| r.describe()));
+            new_signals.extend(new.iter().filter(|r| !r.signal.is_coverage()).map(|r| r.describe()));
             for r in &new {
                 if let (Signal::Function { node, index }, true) = (&r.signal, new_function_names.len() < NEW_FUNCTION_NAMES_MAX) {
                     let name = program.function_names.get(node).and_then(|m| m.get(index)).map(|n| seedfall_sim::failure::demangle(n)).unwrap_or_else(|| format!("#{index}"));
@@ -124,8 +134,15 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             }
             if o.verdict == Verdict::Fail {
                 first_failure_run.get_or_insert(*runs);
-                if failures.len() < FAILURES_KEPT_MAX {
-                    failures.push(o);
+                if failures.len() + unconfirmed.len() >= FAILURES_KEPT_MAX {
+                    return;
+                }
+                match confirm {
+                    None => failures.push(o),
+                    Some(plain) => match confirmed(plain, &o) {
+                        Some(again) => failures.push(again),
+                        None => unconfirmed.push(o),
+                    },
                 }
                 return;
             }
@@ -146,13 +163,14 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             new_functions: growth.functions - functions_before,
             new_function_names,
             functions: growth.functions,
+            edges: growth.edges,
             corpus: corpus.entries.len(),
-            failures: failures.len(),
+            failures: failures.len() + unconfirmed.len(),
             elapsed_ms: started.elapsed().as_millis() as u64,
         };
         on_round(&report);
         rounds.push(report);
-        if !failures.is_empty() && !opts.keep_going {
+        if !(failures.is_empty() && unconfirmed.is_empty()) && !opts.keep_going {
             stop_reason = "failure found".into();
             break;
         }
@@ -165,5 +183,21 @@ pub fn explore(program: &Program, opts: &ExploreOptions, stop: &AtomicBool, on_r
             break;
         }
     }
-    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs: progress.runs, first_failure_run }
+    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs: progress.runs, first_failure_run, unconfirmed }
+}
+
+/// The failure `o` (found under edge probes) run again on the ordinary
+/// program, when the same finding happens there.
+fn confirmed(plain: &Program, o: &Outcome) -> Option<Outcome> {
+    let options = seedfall_sim::RunOptions::default();
+    let mut again = seedfall_sim::run(plain, &crate::target::exact(o), &options);
+    let same = match (&o.failure, &again.failure) {
+        (Some(a), Some(b)) => crate::finding::Signature::of(a) == crate::finding::Signature::of(b),
+        _ => false,
+    };
+    if !same {
+        return None;
+    }
+    crate::durability::check(plain, &mut again, &options);
+    Some(again)
 }

@@ -22,11 +22,18 @@ pub enum Signal {
     Fault { kind: String, node: String, site: Option<String> },
     Function { node: String, index: u32 },
     Watermark { name: String, maximize: bool },
+    /// A basic-block edge with a hit-count bucket (`-coverage edges`).
+    Edge { node: String, index: u32, bucket: u8 },
 }
 
 impl Signal {
     pub fn is_function(&self) -> bool {
         matches!(self, Signal::Function { .. })
+    }
+
+    /// Functions and edges: coverage, counted apart from other signals.
+    pub fn is_coverage(&self) -> bool {
+        matches!(self, Signal::Function { .. } | Signal::Edge { .. })
     }
 
     pub fn describe(&self) -> String {
@@ -38,6 +45,7 @@ impl Signal {
             Signal::Function { node, index } => format!("function {node}#{index}"),
             Signal::Watermark { name, maximize: true } => format!("maximum of \"{name}\""),
             Signal::Watermark { name, maximize: false } => format!("minimum of \"{name}\""),
+            Signal::Edge { node, index, bucket } => format!("edge {node}#{index} bucket {bucket}"),
         }
     }
 }
@@ -106,6 +114,11 @@ pub fn of(outcome: &Outcome) -> Vec<Reached> {
     for (node, entries) in &outcome.coverage {
         for e in entries {
             out.push(Reached { signal: Signal::Function { node: node.clone(), index: e.index }, at_ns: Some(e.at_ns), value: None });
+        }
+    }
+    for (node, entries) in &outcome.edges {
+        for e in entries {
+            out.push(Reached { signal: Signal::Edge { node: node.clone(), index: e.index, bucket: e.bucket }, at_ns: Some(e.at_ns), value: None });
         }
     }
     for w in &outcome.watermarks {

@@ -69,8 +69,7 @@ impl Limits {
         }
         if self.default_rule() {
             let quiet = p.runs - p.last_novelty_run;
-            let wait = (DEFAULT_QUIET_ROUNDS * self.batch as u64).max(DEFAULT_QUIET_FACTOR * p.last_gap);
-            if quiet >= wait {
+            if u64::from(p.quiet_rounds) >= DEFAULT_QUIET_ROUNDS && quiet >= DEFAULT_QUIET_FACTOR * p.last_gap {
                 return Some(format!(
                     "no novelty for {quiet} runs (the default rule: at least {DEFAULT_QUIET_ROUNDS} rounds and {DEFAULT_QUIET_FACTOR} times the {} runs the last novelty took; -rounds, -budget or -until-novelty choose another)",
                     p.last_gap

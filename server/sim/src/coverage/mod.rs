@@ -24,6 +24,11 @@
 //! would be wrong); the `name` section is kept. Go switches goroutines by
 //! unwinding and rewinding the wasm stack, so a probe may run again on
 //! resume: it finds its byte set and does nothing.
+//!
+//! [`Mode::Edges`] adds AFL-style edge probes on top (see [`edges`]); they
+//! cost fuel on every execution, so they change virtual timing.
+pub mod edges;
+
 use wasm_encoder::{CodeSection, Encode, RawSection, Section};
 use wasmparser::{Parser, Payload, TypeRef};
 
@@ -54,7 +59,7 @@ pub fn function_names(wasm: &[u8]) -> std::collections::BTreeMap<u32, String> {
     names
 }
 
-fn leb(mut v: u64, out: &mut Vec<u8>) {
+pub(crate) fn leb(mut v: u64, out: &mut Vec<u8>) {
     loop {
         let b = (v & 0x7f) as u8;
         v >>= 7;
@@ -78,7 +83,7 @@ fn read_leb(bytes: &[u8]) -> Result<(u64, usize), String> {
 }
 
 /// A vector section's payload with one more entry appended.
-fn append_entry(payload: &[u8], entry: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn append_entry(payload: &[u8], entry: &[u8]) -> Result<Vec<u8>, String> {
     let (count, n) = read_leb(payload)?;
     let mut out = Vec::with_capacity(payload.len() + entry.len() + 2);
     leb(count + 1, &mut out);
@@ -120,12 +125,27 @@ pub fn memory_starts(wasm: &[u8]) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
+/// What a module is instrumented for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Function first entries only: timing-neutral (first-entry fuel is
+    /// given back), the default.
+    #[default]
+    Functions,
+    /// Function first entries plus AFL-style edge hit counts
+    /// ([`edges`]): an exploration aid that changes virtual timing.
+    Edges,
+}
+
 /// Where things live in the coverage memory: a u32 count of log entries at
 /// 0, the log (one u32 function index per first entry, in entry order) at
-/// 4, and one byte per function index after it.
+/// 4, one byte per function index after it, and with `edges` the
+/// `edges::MAP_BYTES` hit-count map after that.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub functions: u32,
+    /// The module has edge probes (`Mode::Edges`) and the map at `edges_at`.
+    pub edges: bool,
 }
 
 impl Layout {
@@ -136,8 +156,13 @@ impl Layout {
         Self::LOG_AT + 4 * self.functions
     }
 
+    /// The edge hit-count map (meaningful only with `edges`).
+    pub fn edges_at(&self) -> u32 {
+        self.bitmap_at() + self.functions
+    }
+
     pub fn bytes(&self) -> u64 {
-        u64::from(self.bitmap_at()) + u64::from(self.functions)
+        u64::from(self.edges_at()) + if self.edges { u64::from(edges::MAP_BYTES) } else { 0 }
     }
 }
 
@@ -146,14 +171,14 @@ impl Layout {
 pub const FIRST_ENTRY_FUEL: u64 = 15;
 
 /// Memory argument: alignment (log2), the memory index, the offset.
-fn memarg(align: u8, memory: u32, offset: u32, out: &mut Vec<u8>) {
+pub(crate) fn memarg(align: u8, memory: u32, offset: u32, out: &mut Vec<u8>) {
     out.push(align | 0x40);
     leb(u64::from(memory), out);
     leb(u64::from(offset), out);
 }
 
 /// Signed LEB128 of a non-negative i32 (what `i32.const` takes).
-fn sleb(v: u32, out: &mut Vec<u8>) {
+pub(crate) fn sleb(v: u32, out: &mut Vec<u8>) {
     let mut v = i64::from(v);
     loop {
         let b = (v & 0x7f) as u8;
@@ -199,9 +224,23 @@ pub fn probe(layout: Layout, memory: u32, f: u32) -> Vec<u8> {
     p
 }
 
+/// Function coverage only (`Mode::Functions`).
 pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
+    instrument_with(wasm, Mode::Functions)
+}
+
+/// Rewrites `wasm` for `mode`: function probes always; with `Mode::Edges`
+/// also edge probes, a `prev` global after the existing ones, a scratch i32
+/// local at the end of each function's locals, and the edge map in the
+/// coverage memory (`edges` module docs). The output is validated.
+pub fn instrument_with(wasm: &[u8], mode: Mode) -> Result<Instrumented, String> {
     let e = |err: wasmparser::BinaryReaderError| format!("cannot read the module: {err}");
     let (mut imported_funcs, mut imported_memories, mut defined_memories, mut defined_funcs) = (0u32, 0u32, 0u32, 0u32);
+    let (mut imported_globals, mut defined_globals) = (0u32, 0u32);
+    // For edge probes' scratch local: each type's parameter count (None for
+    // a non-function type) and each defined function's type.
+    let (mut type_params, mut func_types): (Vec<Option<u32>>, Vec<u32>) = (Vec::new(), Vec::new());
+    let edges_on = mode == Mode::Edges;
     for payload in Parser::new(0).parse_all(wasm) {
         match payload.map_err(e)? {
             Payload::ImportSection(r) => {
@@ -209,17 +248,34 @@ pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
                     match imp.map_err(e)?.ty {
                         TypeRef::Func(_) | TypeRef::FuncExact(_) => imported_funcs += 1,
                         TypeRef::Memory(_) => imported_memories += 1,
+                        TypeRef::Global(_) => imported_globals += 1,
                         _ => {}
                     }
                 }
             }
             Payload::MemorySection(r) => defined_memories = r.count(),
-            Payload::FunctionSection(r) => defined_funcs = r.count(),
+            Payload::GlobalSection(r) => defined_globals = r.count(),
+            Payload::FunctionSection(r) => {
+                defined_funcs = r.count();
+                if edges_on {
+                    func_types = r.into_iter().collect::<Result<_, _>>().map_err(e)?;
+                }
+            }
+            Payload::TypeSection(r) if edges_on => {
+                for group in r {
+                    for sub in group.map_err(e)?.types() {
+                        type_params.push(match &sub.composite_type.inner {
+                            wasmparser::CompositeInnerType::Func(ft) => Some(ft.params().len() as u32),
+                            _ => None,
+                        });
+                    }
+                }
+            }
             _ => {}
         }
     }
     let functions = imported_funcs + defined_funcs;
-    let layout = Layout { functions };
+    let layout = Layout { functions, edges: edges_on };
     let cov_memory = imported_memories + defined_memories;
     let pages = layout.bytes().div_ceil(65536).max(1);
     let mut memtype = vec![0x01];
@@ -231,9 +287,14 @@ pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
     leb(u64::from(cov_memory), &mut export);
     let empty_memories = append_entry(&[0], &memtype)?;
     let empty_exports = append_entry(&[0], &export)?;
+    // Edges: the `prev` global, appended after every existing one.
+    let prev_global = edges::PREV_GLOBAL;
+    let empty_globals = append_entry(&[0], prev_global)?;
+    let edge_sites = edges::Sites { layout, memory: cov_memory, prev: imported_globals + defined_globals };
 
     let mut out: Vec<u8> = b"\0asm\x01\0\0\0".to_vec();
     let (mut wrote_memory, mut wrote_export) = (false, false);
+    let mut wrote_global = !edges_on;
     let mut code: Option<(CodeSection, u32)> = None;
     let mut func_idx = imported_funcs;
     for payload in Parser::new(0).parse_all(wasm) {
@@ -244,6 +305,10 @@ pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
                 RawSection { id: 5, data: &empty_memories }.append_to(&mut out);
                 wrote_memory = true;
             }
+            if id != 0 && !wrote_global && id != 6 && rank(id) > rank(6) {
+                RawSection { id: 6, data: &empty_globals }.append_to(&mut out);
+                wrote_global = true;
+            }
             if id != 0 && !wrote_export && id != 7 && rank(id) > rank(7) {
                 RawSection { id: 7, data: &empty_exports }.append_to(&mut out);
                 wrote_export = true;
@@ -253,6 +318,10 @@ pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
                 (5, _) => {
                     RawSection { id, data: &append_entry(data, &memtype)? }.append_to(&mut out);
                     wrote_memory = true;
+                }
+                (6, _) if edges_on => {
+                    RawSection { id, data: &append_entry(data, prev_global)? }.append_to(&mut out);
+                    wrote_global = true;
                 }
                 (7, _) => {
                     RawSection { id, data: &append_entry(data, &export)? }.append_to(&mut out);
@@ -269,10 +338,17 @@ pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
             let range = body.range();
             let ops = body.get_binary_reader_for_operators().map_err(e)?.original_position();
             let probe = probe(layout, cov_memory, func_idx);
-            let mut new_body = Vec::with_capacity(range.len() + probe.len());
-            new_body.extend_from_slice(&wasm[range.start..ops]);
-            new_body.extend_from_slice(&probe);
-            new_body.extend_from_slice(&wasm[ops..range.end]);
+            let new_body = if edges_on {
+                let ty = func_types.get((func_idx - imported_funcs) as usize).copied();
+                let params = ty.and_then(|t| type_params.get(t as usize).copied().flatten()).ok_or("a function's type is not a function type")?;
+                edges::body(wasm, &body, func_idx, params, &probe, edge_sites)?
+            } else {
+                let mut new_body = Vec::with_capacity(range.len() + probe.len());
+                new_body.extend_from_slice(&wasm[range.start..ops]);
+                new_body.extend_from_slice(&probe);
+                new_body.extend_from_slice(&wasm[ops..range.end]);
+                new_body
+            };
             section.raw(&new_body);
             func_idx += 1;
             *remaining -= 1;
@@ -285,6 +361,9 @@ pub fn instrument(wasm: &[u8]) -> Result<Instrumented, String> {
     assert!(code.is_none(), "every code entry was written");
     if !wrote_memory {
         RawSection { id: 5, data: &empty_memories }.append_to(&mut out);
+    }
+    if !wrote_global {
+        RawSection { id: 6, data: &empty_globals }.append_to(&mut out);
     }
     if !wrote_export {
         RawSection { id: 7, data: &empty_exports }.append_to(&mut out);

@@ -1,0 +1,3 @@
+module seedfall.dev/examples/explore-coverage
+
+go 1.22
