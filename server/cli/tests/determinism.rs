@@ -13,6 +13,8 @@ const CONFIGS: &[(&str, usize)] = &[
     ("examples/kvlog/seedfall.fixed.json", 300),
     ("examples/explore/seedfall.json", 300),
     ("examples/explore/seedfall.rust.json", 300),
+    ("examples/explore-coverage/seedfall.json", 300),
+    ("examples/explore-climb/seedfall.json", 300),
     ("examples/httpkv/seedfall.json", 300),
     ("examples/httpkv/seedfall.fixed.json", 300),
     ("examples/walkv/seedfall.json", 100),

@@ -14,7 +14,9 @@
 //!    the k-th moment in time order.
 //! 3. Odds 3 in 5: branch just after that signal happened and re-key every
 //!    stream: the child replays the entry up to the rare state and lives a
-//!    different future from there.
+//!    different future from there. (For a watermark's best value, half the
+//!    time at a random moment in the half of the run before it: a best
+//!    value reached near the end leaves nothing to climb with.)
 //! 4. Odds 1 in 5: re-key one stream the entry drew from (re-keying another
 //!    changes nothing) at a random moment after the signal, nearer it more
 //!    often.
@@ -53,10 +55,14 @@ pub fn weight(growth: &Growth, s: &Signal) -> u64 {
     (recency / n).saturating_mul(depth).max(1)
 }
 
+/// A branch point: its time, its weight, whether a watermark's best value
+/// was reached there.
+type Moment = (u64, u64, bool);
+
 /// One round's view of the corpus: per entry, the signals it is the best
 /// branch point of (`(time, weight)`, branchable ones only) and its weight.
 pub struct Plan {
-    entries: Vec<(usize, u64, Vec<(u64, u64)>)>,
+    entries: Vec<(usize, u64, Vec<Moment>)>,
 }
 
 /// An entry's branch points as distinct moments: signals that happened at
@@ -65,13 +71,16 @@ pub struct Plan {
 /// so a burst of new functions does not drown one later rare moment. The
 /// k-th moment in time order weighs k times more: among equally rare
 /// moments, a later one keeps more of the run's rare prefix.
-fn moments(mut points: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+fn moments(mut points: Vec<Moment>) -> Vec<Moment> {
     points.sort();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(points.len());
-    for (t, w) in points {
+    let mut out: Vec<Moment> = Vec::with_capacity(points.len());
+    for (t, w, mark) in points {
         match out.last_mut() {
-            Some(last) if last.0 == t => last.1 = last.1.max(w),
-            _ => out.push((t, w)),
+            Some(last) if last.0 == t => {
+                last.1 = last.1.max(w);
+                last.2 |= mark;
+            }
+            _ => out.push((t, w, mark)),
         }
     }
     out
@@ -79,14 +88,14 @@ fn moments(mut points: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 
 impl Plan {
     pub fn new(corpus: &Corpus, growth: &Growth) -> Plan {
-        let mut per: Vec<(u64, Vec<(u64, u64)>)> = vec![(0, Vec::new()); corpus.entries.len()];
+        let mut per: Vec<(u64, Vec<Moment>)> = vec![(0, Vec::new()); corpus.entries.len()];
         for (s, b) in &corpus.best {
             let w = weight(growth, s);
             let (top, points) = &mut per[b.entry];
             *top = (*top).max(w);
             // A signal at the run's very end has no future to re-key.
             if b.at_ns < corpus.entries[b.entry].end_ns {
-                points.push((b.at_ns, w));
+                points.push((b.at_ns, w, matches!(s, Signal::Watermark { .. })));
             }
         }
         for (_, points) in &mut per {
@@ -143,7 +152,18 @@ impl Chooser {
         // Just after the chosen signal; with none to branch after (a run
         // that reached nothing before its end), a random moment (from the
         // start, at worst: a fresh run of the seed).
-        let after = if points.is_empty() { self.below(end_ns) } else { points[self.weighted(&points.iter().map(|p| p.1).collect::<Vec<_>>())].0 + 1 };
+        let after = if points.is_empty() {
+            self.below(end_ns)
+        } else {
+            let (t, _, mark) = points[self.weighted(&points.iter().map(|p| p.1).collect::<Vec<_>>())];
+            // A watermark's best value may have come too late to climb on
+            // from: half the time, branch somewhere in the half before it.
+            if mark && t > 1 && self.below(2) == 0 {
+                t / 2 + self.below(t - t / 2)
+            } else {
+                t + 1
+            }
+        };
         let mut roll = self.below(5);
         // With nothing to add, remove or shift (no fault families configured
         // and none in the entry), the fault share goes to branching instead.

@@ -28,6 +28,17 @@ use std::time::{Duration, Instant};
 pub const ROUNDS_MAX: u32 = 100_000;
 /// New function names kept per round for display.
 pub const NEW_FUNCTION_NAMES_MAX: usize = 8;
+/// New function names looked at per round to choose those shown.
+pub const NEW_FUNCTION_NAMES_SEEN_MAX: usize = 10_000;
+
+/// 0 for a function of the program's own code (Go's `main.` package, a Rust
+/// path outside std, core and alloc), 1 for the language's runtime and
+/// libraries.
+fn own_code_first(name: &str) -> u8 {
+    let rust_std = ["std::", "core::", "alloc::", "<std", "<core", "<alloc"].iter().any(|p| name.starts_with(p));
+    let own = name.starts_with("main.") || (name.contains("::") && !rust_std);
+    u8::from(!own)
+}
 /// Failing outcomes kept (with traces) per exploration.
 pub const FAILURES_KEPT_MAX: usize = 32;
 
@@ -114,7 +125,7 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
         };
         let functions_before = growth.functions;
         let mut new_signals = Vec::new();
-        let mut new_function_names = Vec::new();
+        let mut new_function_names: Vec<(u8, String)> = Vec::new();
         let mut novel_at = None;
         let runs = &mut progress.runs;
         run_each(program, &schedules, opts.jobs, true, stop, |o| {
@@ -127,9 +138,9 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             }
             new_signals.extend(new.iter().filter(|r| !r.signal.is_coverage()).map(|r| r.describe()));
             for r in &new {
-                if let (Signal::Function { node, index }, true) = (&r.signal, new_function_names.len() < NEW_FUNCTION_NAMES_MAX) {
+                if let (Signal::Function { node, index }, true) = (&r.signal, new_function_names.len() < NEW_FUNCTION_NAMES_SEEN_MAX) {
                     let name = program.function_names.get(node).and_then(|m| m.get(index)).map(|n| seedfall_sim::failure::demangle(n)).unwrap_or_else(|| format!("#{index}"));
-                    new_function_names.push(format!("{node}: {name}"));
+                    new_function_names.push((own_code_first(&name), format!("{node}: {name}")));
                 }
             }
             if o.verdict == Verdict::Fail {
@@ -161,7 +172,12 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             new_signals,
             signals: growth.signals(),
             new_functions: growth.functions - functions_before,
-            new_function_names,
+            new_function_names: {
+                // The program's own functions first: `main.stageOne` says
+                // more than the runtime functions printing it entered.
+                new_function_names.sort_by_key(|(rank, _)| *rank);
+                new_function_names.into_iter().take(NEW_FUNCTION_NAMES_MAX).map(|(_, n)| n).collect()
+            },
             functions: growth.functions,
             edges: growth.edges,
             corpus: corpus.entries.len(),
