@@ -89,12 +89,3 @@ fn pct(a: usize, b: usize) -> f64 {
 fn edges_on_real_go_and_rust_guests() {
     compare("basics.json", 1..5);
 }
-
-/// `SEEDFALL_EDGES_CONFIG=storage.json cargo test --release -p seedfall-search --test edges -- --ignored --nocapture`
-#[test]
-#[ignore = "a measurement: run by hand"]
-fn edges_cost_on_a_config() {
-    let name = std::env::var("SEEDFALL_EDGES_CONFIG").unwrap_or_else(|_| "basics.json".into());
-    let seeds: u64 = std::env::var("SEEDFALL_EDGES_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
-    compare(&name, 1..1 + seeds);
-}
