@@ -22,12 +22,16 @@ pub struct Out {
 }
 
 pub fn seedfall(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_seedfall"))
-        .args(args)
-        .current_dir(repo())
-        .env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"))
-        .output()
-        .expect("run seedfall");
+    run_seedfall(args, None)
+}
+
+fn run_seedfall(args: &[&str], env: Option<(&str, &str)>) -> Out {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seedfall"));
+    cmd.args(args).current_dir(repo()).env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"));
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run seedfall");
     Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -88,16 +92,5 @@ pub fn without_real_times(text: &str) -> String {
 
 /// `seedfall` with one more environment variable.
 pub fn seedfall_env(args: &[&str], key: &str, value: &str) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_seedfall"))
-        .args(args)
-        .current_dir(repo())
-        .env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"))
-        .env(key, value)
-        .output()
-        .expect("run seedfall");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run_seedfall(args, Some((key, value)))
 }

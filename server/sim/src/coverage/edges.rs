@@ -384,14 +384,7 @@ mod tests {
     /// fuel is the function probes' plus `PROBE_FUEL` per edge probe run.
     #[test]
     fn function_logging_still_works() {
-        let wat = r#"(module
-            (import "env" "f" (func $imp))
-            (memory 1)
-            (func $a (export "a") call $b call $b call $c2)
-            (func $b)
-            (func $c)
-            (func $c2 call $b))"#;
-        let wasm = wat::parse_str(wat).unwrap();
+        let wasm = wat::parse_str(crate::coverage::tests::WAT).unwrap();
         let funcs = instrument(&wasm).unwrap();
         let inst = instrument_with(&wasm, Mode::Edges).unwrap();
         assert_eq!(inst.layout.functions, funcs.layout.functions);

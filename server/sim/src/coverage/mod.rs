@@ -422,10 +422,12 @@ pub fn log_count(mem: &[u8], layout: Layout) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const WAT: &str = r#"(module
+    /// A module whose `a` calls `b` twice and `c2`, which calls `b`; `c`
+    /// never runs. Edge tests use it too.
+    pub(crate) const WAT: &str = r#"(module
         (import "env" "f" (func $imp))
         (memory 1)
         (func $a (export "a") call $b call $b call $c2)
