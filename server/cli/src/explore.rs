@@ -86,6 +86,10 @@ pub fn main(a: ExploreArgs) -> i32 {
             }
         },
     };
+    if a.rounds.is_some_and(|r| r == 0 || r > seedfall_search::explore::ROUNDS_MAX) {
+        eprintln!("seedfall: -rounds: expected 1 to {}, found {}", seedfall_search::explore::ROUNDS_MAX, a.rounds.unwrap());
+        return 2;
+    }
     if a.until_novelty == Some(0) {
         eprintln!("seedfall: -until-novelty: expected a positive number of rounds, found 0");
         return 2;
@@ -113,7 +117,12 @@ pub fn main(a: ExploreArgs) -> i32 {
         None
     };
     let config = &project.program.config;
-    let corpus_dir = a.corpus.clone().unwrap_or_else(|| seedfall_search::explore::corpus::default_dir(config));
+    // Edge mode's branch times are moments of the probed program: its
+    // corpus is kept apart.
+    let corpus_dir = a.corpus.clone().unwrap_or_else(|| {
+        let dir = seedfall_search::explore::corpus::default_dir(config);
+        if a.coverage == "edges" { dir.with_file_name(format!("{}-edges", config.name)) } else { dir }
+    });
     let opts = ExploreOptions {
         seeds,
         rounds: a.rounds,

@@ -134,6 +134,9 @@ fn explicit_rounds_are_honoured_and_the_stop_reason_names_the_rule() {
     assert!(why.contains("the default rule"), "{why}");
     assert!(default["rounds"].as_array().unwrap().len() >= 9, "at least 8 quiet rounds after the last novelty");
     assert_eq!(seedfall(&["explore", "-c", cfg, "-until-novelty", "0"]).code, 2);
+    let zero = seedfall(&["explore", "-c", cfg, "-rounds", "0"]);
+    assert_eq!(zero.code, 2);
+    assert!(zero.stderr.contains("-rounds: expected 1 to 100000, found 0"), "{}", zero.stderr);
 }
 
 /// -coverage edges explores on edge probes; what it keeps replays: on the

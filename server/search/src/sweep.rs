@@ -67,6 +67,7 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
     let batch = options.novelty.map_or(options.seeds.len(), |n| n.batch.max(1));
     let mut growth = crate::explore::Growth::default();
     let (mut quiet, mut done) = (0u32, 0u64);
+    let mut found_new = false;
     let mut round = 0u32;
     while done < options.seeds.len() {
         let count = batch.min(options.seeds.len() - done);
@@ -87,8 +88,8 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
             outcome
         },
         |_, outcome| {
-            if options.novelty.is_some() {
-                growth.add(&outcome);
+            if options.novelty.is_some() && !growth.add(&outcome).is_empty() {
+                found_new = true;
             }
             summary.runs += 1;
             summary.failures += u64::from(outcome.verdict == Verdict::Fail);
@@ -103,7 +104,8 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
         );
         done += count;
         let Some(novelty) = options.novelty else { continue };
-        let novel = growth.signals() > signals_before || growth.functions > functions_before;
+        // A beaten watermark is new too, though it adds no signal.
+        let novel = std::mem::take(&mut found_new);
         summary.growth.push(GrowthRow {
             round,
             runs: done,

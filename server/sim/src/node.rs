@@ -231,15 +231,16 @@ pub fn new_functions<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T) ->
 }
 
 /// Folds what the node entered since the host last looked into the world's
-/// record (at exit and at each suspension; host calls do it themselves, to
-/// give the probes' fuel back). Returns how many functions were new.
+/// record (at exit, and at each suspension, where the host call that
+/// suspends has read the functions already: host calls read them
+/// themselves, to give the probes' fuel back).
 ///
 /// With edge probes, also folds the edge map's (index, bucket) pairs in:
 /// only here, at suspensions and exit, since the map is 64 KiB.
-pub fn harvest_coverage<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T, local_idx: usize, world: &mut crate::world::World) -> u64 {
+pub fn harvest_coverage<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T, local_idx: usize, world: &mut crate::world::World) {
     let new = new_functions(&mut store);
     let ctx = store.as_context();
-    let Some(cov) = ctx.data().local.coverage else { return 0 };
+    let Some(cov) = ctx.data().local.coverage else { return };
     world.note_functions(local_idx, cov.layout, &new);
     if cov.layout.edges {
         let at = cov.layout.edges_at() as usize;
@@ -247,5 +248,4 @@ pub fn harvest_coverage<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T,
             world.note_edges(local_idx, map);
         }
     }
-    new.len() as u64
 }

@@ -6,12 +6,14 @@
 //!
 //! 1. Weigh every signal by rarity (AFL++'s `rare` schedule in spirit: the
 //!    fewer runs reached it fresh, the more children it gets) and recency
-//!    (the newest discoveries get the most): `2^44 / 16^age / count^2`.
-//! 2. Weigh each entry by the heaviest signal it is the best branch point
-//!    of (an entry others have beaten on every signal gets nothing), pick
-//!    an entry, then one of its moments: signals at the same virtual time
-//!    are one moment, weighing what its heaviest signal weighs, times k for
-//!    the k-th moment in time order.
+//!    (the newest discoveries get the most): `2^42 / 64^age / count`
+//!    (age capped at 7), times `k + 1` (k capped at 15) for a signal other
+//!    than coverage found at its run's k-th new moment, and at least 1.
+//! 2. An entry's moments are the signals it is the best branch point of,
+//!    grouped by virtual time, each weighing what its heaviest signal
+//!    weighs (a signal at the run's very end has no future, so is none).
+//!    Weigh each entry by its heaviest moment (an entry others have beaten
+//!    on every signal gets nothing), pick an entry, then one of its moments.
 //! 3. Odds 3 in 5: branch just after that signal happened and re-key every
 //!    stream: the child replays the entry up to the rare state and lives a
 //!    different future from there. (For a watermark's best value, half the
@@ -59,8 +61,7 @@ pub fn weight(growth: &Growth, s: &Signal) -> u64 {
 /// was reached there.
 type Moment = (u64, u64, bool);
 
-/// One round's view of the corpus: per entry, the signals it is the best
-/// branch point of (`(time, weight)`, branchable ones only) and its weight.
+/// One round's view of the corpus: per entry, its weight and its moments.
 pub struct Plan {
     entries: Vec<(usize, u64, Vec<Moment>)>,
 }
@@ -68,9 +69,7 @@ pub struct Plan {
 /// An entry's branch points as distinct moments: signals that happened at
 /// the same moment (the functions a rare path entered, and the property
 /// beside them) are one choice, weighing what the heaviest of them weighs,
-/// so a burst of new functions does not drown one later rare moment. The
-/// k-th moment in time order weighs k times more: among equally rare
-/// moments, a later one keeps more of the run's rare prefix.
+/// so a burst of new functions does not drown one later rare moment.
 fn moments(mut points: Vec<Moment>) -> Vec<Moment> {
     points.sort();
     let mut out: Vec<Moment> = Vec::with_capacity(points.len());
@@ -88,20 +87,24 @@ fn moments(mut points: Vec<Moment>) -> Vec<Moment> {
 
 impl Plan {
     pub fn new(corpus: &Corpus, growth: &Growth) -> Plan {
-        let mut per: Vec<(u64, Vec<Moment>)> = vec![(0, Vec::new()); corpus.entries.len()];
+        // (best of something, its moments) per entry.
+        let mut per: Vec<(bool, Vec<Moment>)> = vec![(false, Vec::new()); corpus.entries.len()];
         for (s, b) in &corpus.best {
-            let w = weight(growth, s);
-            let (top, points) = &mut per[b.entry];
-            *top = (*top).max(w);
+            let (best, points) = &mut per[b.entry];
+            *best = true;
             // A signal at the run's very end has no future to re-key.
             if b.at_ns < corpus.entries[b.entry].end_ns {
-                points.push((b.at_ns, w, matches!(s, Signal::Watermark { .. })));
+                points.push((b.at_ns, weight(growth, s), matches!(s, Signal::Watermark { .. })));
             }
         }
-        for (_, points) in &mut per {
-            *points = moments(std::mem::take(points));
-        }
-        Plan { entries: per.into_iter().enumerate().filter(|(_, (w, _))| *w > 0).map(|(i, (w, p))| (i, w, p)).collect() }
+        // An entry best only at its very end still gets the least weight:
+        // a child of it branches at a random moment.
+        let per = per.into_iter().map(|(best, points)| {
+            let points = moments(points);
+            let top = points.iter().map(|p| p.1).max().unwrap_or(u64::from(best));
+            (top, points)
+        });
+        Plan { entries: per.enumerate().filter(|(_, (w, _))| *w > 0).map(|(i, (w, p))| (i, w, p)).collect() }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,17 +130,22 @@ impl Chooser {
         }
     }
 
+    /// An index drawn with odds proportional to `weights` (uniform when all
+    /// are 0). Weights whose sum would not fit 63 bits are scaled down alike.
     fn weighted(&mut self, weights: &[u64]) -> usize {
-        let total: u64 = weights.iter().sum();
+        let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+        let shift = (128 - sum.leading_zeros()).saturating_sub(63);
+        let scaled = |w: u64| w >> shift;
+        let total: u64 = weights.iter().map(|&w| scaled(w)).sum();
         if total == 0 {
             return self.below(weights.len() as u64) as usize;
         }
         let mut x = self.below(total);
         for (i, &w) in weights.iter().enumerate() {
-            if x < w {
+            if x < scaled(w) {
                 return i;
             }
-            x -= w;
+            x -= scaled(w);
         }
         unreachable!("x < total")
     }

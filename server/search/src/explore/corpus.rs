@@ -47,11 +47,11 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn new(config: &str, schedule: &Schedule, end_ns: u64, reached: Vec<Reached>) -> Entry {
+    pub fn new(config: &str, schedule: &Schedule, end_ns: u64, reached: &[Reached]) -> Entry {
         let faults = schedule.faults.clone().unwrap_or_default();
         let key = serde_json::to_vec(&(schedule.seed, &faults, &schedule.branches)).unwrap();
         let id = hash_hex(&[&key])[..12].to_string();
-        let reached = reached.into_iter().filter(|r| !r.signal.is_coverage()).collect();
+        let reached = reached.iter().filter(|r| !r.signal.is_coverage()).cloned().collect();
         Entry { version: CORPUS_VERSION, config: config.to_string(), id, seed: schedule.seed, faults, branches: schedule.branches.clone(), end_ns, reached, stream_draws: Vec::new() }
     }
 
@@ -127,29 +127,50 @@ impl Best {
 pub struct Corpus {
     pub entries: Vec<Entry>,
     pub best: BTreeMap<Signal, Best>,
+    /// Entry index by id.
+    ids: BTreeMap<String, usize>,
 }
 
 impl Corpus {
-    /// Offers a run that reached `reached`: when it is a better branch point
-    /// for any signal, it joins (once per schedule) and takes those signals
-    /// over. Returns the entry's index and whether it is new.
-    pub fn offer(&mut self, entry: Entry, reached: &[Reached]) -> Option<(usize, bool)> {
-        let faults = entry.faults.len();
-        let better: Vec<&Reached> = reached
+    fn better<'a>(&self, reached: &'a [Reached], faults: usize) -> impl Iterator<Item = &'a Reached> + use<'a, '_> {
+        reached
             .iter()
             .filter(|r| r.at_ns.is_some())
-            .filter(|r| self.best.get(&r.signal).is_none_or(|b| b.beaten_by(&r.signal, r.at_ns.unwrap(), faults, r.value)))
-            .collect();
+            .filter(move |r| self.best.get(&r.signal).is_none_or(|b| b.beaten_by(&r.signal, r.at_ns.unwrap(), faults, r.value)))
+    }
+
+    /// Whether a run with `faults` faults that reached `reached` would join
+    /// (checked before an entry is built: most runs do not).
+    pub fn improves(&self, reached: &[Reached], faults: usize) -> bool {
+        self.better(reached, faults).next().is_some()
+    }
+
+    /// Offers a run that reached `reached`: when it is a better branch point
+    /// for any signal, it joins (once per schedule) and takes those signals
+    /// over. Returns the entry's index and whether it is new. At
+    /// `ENTRIES_MAX` entries, it takes the place of one others have beaten
+    /// on every signal; with none such, it is left out.
+    pub fn offer(&mut self, entry: Entry, reached: &[Reached]) -> Option<(usize, bool)> {
+        let faults = entry.faults.len();
+        let better: Vec<&Reached> = self.better(reached, faults).collect();
         if better.is_empty() {
             return None;
         }
-        let (idx, fresh) = match self.entries.iter().position(|e| e.id == entry.id) {
-            Some(i) => (i, false),
+        let (idx, fresh) = match self.ids.get(&entry.id) {
+            Some(&i) => (i, false),
             None if self.entries.len() < ENTRIES_MAX => {
+                self.ids.insert(entry.id.clone(), self.entries.len());
                 self.entries.push(entry);
                 (self.entries.len() - 1, true)
             }
-            None => return None,
+            None => {
+                let live: std::collections::BTreeSet<usize> = self.best.values().map(|b| b.entry).collect();
+                let dead = (0..self.entries.len()).find(|i| !live.contains(i))?;
+                self.ids.remove(&self.entries[dead].id);
+                self.ids.insert(entry.id.clone(), dead);
+                self.entries[dead] = entry;
+                (dead, true)
+            }
         };
         for r in better {
             self.best.insert(r.signal.clone(), Best { entry: idx, at_ns: r.at_ns.unwrap(), faults, value: r.value });
@@ -158,6 +179,7 @@ impl Corpus {
     }
 
     /// Entries that are the best branch point of at least one signal.
+    #[cfg(test)]
     pub fn live(&self) -> usize {
         self.best.values().map(|b| b.entry).collect::<std::collections::BTreeSet<_>>().len()
     }
@@ -173,7 +195,7 @@ mod tests {
 
     fn entry(seed: u64, faults: usize) -> Entry {
         let f = (0..faults).map(|i| Fault::Pause { node: "n".into(), at_ns: i as u64, duration_ns: 1 }).collect();
-        Entry::new("c", &Schedule { seed, faults: Some(f), branches: Vec::new() }, 100, Vec::new())
+        Entry::new("c", &Schedule { seed, faults: Some(f), branches: Vec::new() }, 100, &[])
     }
 
     #[test]
@@ -199,5 +221,21 @@ mod tests {
         assert!(c.offer(entry(3, 0), &[at(&w, 90, Some(4.0))]).is_some(), "a higher maximum, even later");
         assert!(c.offer(entry(4, 0), &[at(&w, 80, Some(4.0))]).is_some(), "the same maximum earlier");
         assert_eq!((c.best[&w].entry, c.best[&w].value), (2, Some(4.0)));
+    }
+
+    #[test]
+    fn a_full_corpus_reuses_the_place_of_an_entry_beaten_on_everything() {
+        let f = |i: u32| Signal::Function { node: "n".into(), index: i };
+        let mut c = Corpus::default();
+        c.offer(entry(0, 0), &[at(&f(0), 50, None)]);
+        c.offer(entry(1, 0), &[at(&f(0), 40, None)]);
+        for i in 2..ENTRIES_MAX as u64 {
+            c.offer(entry(i, 0), &[at(&f(i as u32), 10, None)]);
+        }
+        assert_eq!(c.entries.len(), ENTRIES_MAX);
+        let s = f(u32::MAX);
+        assert_eq!(c.offer(entry(u64::MAX, 0), &[at(&s, 10, None)]), Some((0, true)), "entry 0 was nobody's best");
+        assert_eq!(c.entries[0].seed, u64::MAX);
+        assert_eq!(c.offer(entry(u64::MAX - 1, 0), &[at(&f(u32::MAX - 1), 10, None)]), None, "no place left: every entry is someone's best");
     }
 }

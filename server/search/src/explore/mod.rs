@@ -107,7 +107,7 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let mut progress = stop::Progress::default();
     let mut first_failure_run = None;
     let mut unconfirmed = Vec::new();
-    let limits = stop::Limits { rounds: opts.rounds, budget: opts.budget, until_novelty: opts.until_novelty, batch: opts.batch };
+    let limits = stop::Limits { rounds: opts.rounds, budget: opts.budget, until_novelty: opts.until_novelty };
     let round_max = opts.rounds.unwrap_or(ROUNDS_MAX).min(ROUNDS_MAX);
     let mut stop_reason = String::new();
     for round in 1..=round_max {
@@ -157,7 +157,10 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
                 }
                 return;
             }
-            let mut entry = Entry::new(&config.name, &crate::target::exact(&o), o.end_time.nanos(), reached.clone());
+            if !corpus.improves(&reached, o.schedule.faults.as_ref().map_or(0, Vec::len)) {
+                return;
+            }
+            let mut entry = Entry::new(&config.name, &crate::target::exact(&o), o.end_time.nanos(), &reached);
             entry.stream_draws = o.stream_draws.to_vec();
             if let Some((idx, true)) = corpus.offer(entry, &reached) {
                 // A corpus that cannot be written still guides this exploration.
@@ -166,6 +169,12 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
         });
         progress.round = round;
         progress.round_done(novel_at);
+        if round == 1 {
+            // Round 1 is the starting point: what it found, and the corpus
+            // it replayed, are no novelty's cost.
+            progress.last_novelty_run = progress.runs;
+            progress.last_gap = progress.last_gap.min(opts.seeds.len());
+        }
         let report = Round {
             round,
             runs: progress.runs,

@@ -17,7 +17,6 @@ pub struct Limits {
     pub rounds: Option<u32>,
     pub budget: Option<Duration>,
     pub until_novelty: Option<u32>,
-    pub batch: usize,
 }
 
 /// How far the search has come, as the stop rules see it.
@@ -88,7 +87,7 @@ mod tests {
     use super::*;
 
     fn limits(rounds: Option<u32>, until_novelty: Option<u32>) -> Limits {
-        Limits { rounds, budget: None, until_novelty, batch: 8 }
+        Limits { rounds, budget: None, until_novelty }
     }
 
     #[test]

@@ -16,8 +16,10 @@
 //! free), exactly as the earlier probe (`i32.const`, `i32.const`,
 //! `i32.store8`) did; the first entry's extra `FIRST_ENTRY_FUEL` is given
 //! back at the host call that reads its log entry. Traces are the same as
-//! with the earlier probe, unless a fuel quantum ends within those few
-//! instructions of a host call (then a run gains one scheduler step).
+//! with the earlier probe unless a fuel quantum ends within the first-entry
+//! fuel burnt since the last host call (15 per new function): then a run
+//! gains a scheduler step, and the quantum's full charge can put virtual
+//! time ahead until the next host call.
 //!
 //! Adding a memory shifts no index; adding a function import would shift
 //! every one, so we do not. `.debug_*` sections are dropped (their offsets
