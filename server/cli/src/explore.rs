@@ -28,11 +28,6 @@ pub struct ExploreArgs {
     /// default rule that scales with the last novelty's cost applies).
     #[arg(long)]
     pub until_novelty: Option<u32>,
-    /// Coverage probes: `functions` (the default, the program every other
-    /// command runs) or `edges` (AFL-style basic-block edges with hit-count
-    /// buckets; failures are confirmed on the ordinary program).
-    #[arg(long, default_value = "functions", value_parser = ["functions", "edges"])]
-    pub coverage: String,
     /// Keep exploring after a failure.
     #[arg(long)]
     pub keep_going: bool,
@@ -102,15 +97,21 @@ pub fn main(a: ExploreArgs) -> i32 {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let (project, jobs) = match load::project_for(&a.config, a.json, &a.resources, jobs) {
+    // Under edge probes (-coverage edges) the exploration runs another build
+    // of the program; `project` (function probes) confirms, keeps and
+    // reports each failure.
+    let (project, jobs) = match load::project_for_mode(&a.config, a.json, &a.resources, jobs, None) {
         Ok(p) => p,
         Err(code) => return code,
     };
-    // Under edge probes the exploration runs another build of the program;
-    // `project` (function probes) confirms, keeps and reports each failure.
-    let edges = if a.coverage == "edges" {
+    let edges = if a.resources.edges() {
         match load::project_for_mode(&a.config, a.json, &a.resources, jobs, Some(seedfall_sim::coverage::Mode::Edges)) {
-            Ok((p, _)) => Some(p),
+            Ok((mut p, _)) => {
+                // Its failure folders are named apart: the same seed and
+                // finding under function probes is another run.
+                p.program.config.name = format!("{}-edges", p.program.config.name);
+                Some(p)
+            }
             Err(code) => return code,
         }
     } else {
@@ -121,7 +122,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     // corpus is kept apart.
     let corpus_dir = a.corpus.clone().unwrap_or_else(|| {
         let dir = seedfall_search::explore::corpus::default_dir(config);
-        if a.coverage == "edges" { dir.with_file_name(format!("{}-edges", config.name)) } else { dir }
+        if a.resources.edges() { dir.with_file_name(format!("{}-edges", config.name)) } else { dir }
     });
     let opts = ExploreOptions {
         seeds,
@@ -169,17 +170,17 @@ pub fn main(a: ExploreArgs) -> i32 {
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }
-    let write = |f: &seedfall_sim::Outcome| match a.resources.write_failure(&project, f) {
-        Ok(p) => Some(p),
+    let write = |p: &seedfall_search::Project, f: &seedfall_sim::Outcome| match a.resources.write_failure(p, f) {
+        Ok(folder) => Some(folder),
         Err(e) => {
             eprintln!("seedfall: {e}");
             None
         }
     };
-    let folders: Vec<_> = result.failures.iter().map(write).collect();
+    let folders: Vec<_> = result.failures.iter().map(|f| write(&project, f)).collect();
     // Failures that happen under edge probes only are kept too (nothing
     // found is lost); they replay with the probes (SEEDFALL_COVERAGE=edges).
-    let edge_folders: Vec<_> = result.unconfirmed.iter().map(write).collect();
+    let edge_folders: Vec<_> = result.unconfirmed.iter().map(|f| write(edges.as_ref().expect("unconfirmed failures come from edge mode"), f)).collect();
     if let Some(path) = &a.extras.report {
         let mut groups = crate::report::Groups::default();
         for (o, folder) in result.failures.iter().zip(&folders) {
@@ -224,21 +225,21 @@ pub fn main(a: ExploreArgs) -> i32 {
             Some(n) => println!("stopped: {} (at run {n} of {})", result.stop, result.runs),
             None => println!("stopped: {} ({} runs)", result.stop, result.runs),
         }
-        let blocks = |list: &[seedfall_sim::Outcome], folders: &[Option<std::path::PathBuf>], env: &str| {
+        let blocks = |list: &[seedfall_sim::Outcome], folders: &[Option<std::path::PathBuf>], flags: &str| {
             for (o, folder) in list.iter().zip(folders).take(3) {
                 print!("{}", output::failure_block(&project, o));
                 if let Some(folder) = folder {
                     let c = output::relative(&config.path);
                     let faults = output::relative(&folder.join("faults.json"));
-                    println!("replay: {env}seedfall replay -c {c} -seed {} -faults {faults}", o.seed);
-                    println!("shrink: {env}seedfall shrink -c {c} -seed {} -faults {faults}", o.seed);
+                    println!("replay: seedfall replay -c {c} -seed {} -faults {faults}{flags}", o.seed);
+                    println!("shrink: seedfall shrink -c {c} -seed {} -faults {faults}{flags}", o.seed);
                 }
             }
         };
         blocks(&result.failures, &folders, "");
         if !result.unconfirmed.is_empty() {
             println!("found under edge probes only (the same schedule passes or fails otherwise without them: the probes' fuel moves virtual time), {} kept:", result.unconfirmed.len());
-            blocks(&result.unconfirmed, &edge_folders, "SEEDFALL_COVERAGE=edges ");
+            blocks(&result.unconfirmed, &edge_folders, " -coverage edges");
         }
     }
     i32::from(!(result.failures.is_empty() && result.unconfirmed.is_empty()))

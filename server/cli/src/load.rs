@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 /// Loads the project and gives each of `jobs` runs its share of the
 /// resources; returns the workers that fit the memory budget.
 pub fn project_for(config: &Path, quiet: bool, resources: &crate::resources::Resources, jobs: usize) -> Result<(Project, usize), i32> {
-    project_for_mode(config, quiet, resources, jobs, None)
+    project_for_mode(config, quiet, resources, jobs, resources.coverage_mode())
 }
 
 pub fn project_for_mode(config: &Path, quiet: bool, resources: &crate::resources::Resources, jobs: usize, mode: Option<seedfall_sim::coverage::Mode>) -> Result<(Project, usize), i32> {

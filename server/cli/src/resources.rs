@@ -32,6 +32,23 @@ pub struct Resources {
     /// 3); `.seedfall/failures-index.json` lists every failing seed.
     #[arg(long = "keep-failures", value_name = "N", default_value_t = seedfall_search::kept::KEEP_DEFAULT)]
     pub keep_failures: usize,
+    /// Coverage probes: `functions` (the default) or `edges` (AFL-style
+    /// edge probes, which move virtual time: replay, shrink and cause a
+    /// failure found under them with `-coverage edges` too).
+    #[arg(long = "coverage", default_value = "functions", value_parser = ["functions", "edges"])]
+    pub coverage: String,
+}
+
+impl Resources {
+    /// The probes `-coverage` asks for (None: the default, which
+    /// `SEEDFALL_COVERAGE` may change).
+    pub fn coverage_mode(&self) -> Option<seedfall_sim::coverage::Mode> {
+        (self.coverage == "edges").then_some(seedfall_sim::coverage::Mode::Edges)
+    }
+
+    pub fn edges(&self) -> bool {
+        self.coverage == "edges"
+    }
 }
 
 /// "8GiB", "512MiB", "4M", "100k", "0": bytes. Units are binary.

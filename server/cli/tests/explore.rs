@@ -141,24 +141,24 @@ fn explicit_rounds_are_honoured_and_the_stop_reason_names_the_rule() {
 
 /// -coverage edges explores on edge probes; what it keeps replays: on the
 /// ordinary program when the failure happens there too, else under the
-/// probes (SEEDFALL_COVERAGE=edges), as the printed command says.
+/// probes (`replay -coverage edges`), as the printed command says.
 #[test]
 fn explore_on_edges_keeps_failures_that_replay() {
     let cfg = vault_config("explore-edges");
     let out = explore(&cfg, &["-coverage", "edges", "-explore-seed", "2", "-rounds", "200", "-until-novelty", "200"]);
     assert_eq!(out["stop"], "failure found", "{}", out["rounds"]);
     assert!(out["rounds"].as_array().unwrap().iter().any(|r| r["edges"].as_u64().unwrap() > 1000), "edges are counted");
-    let (list, env) = match out["failures"].as_array().unwrap().first() {
-        Some(_) => ("failures", None),
-        None => ("unconfirmed_failures", Some("edges")),
+    let (list, coverage) = match out["failures"].as_array().unwrap().first() {
+        Some(_) => ("failures", "functions"),
+        None => ("unconfirmed_failures", "edges"),
     };
     let f = &out[list][0];
     let faults = repo().join(f["folder"].as_str().unwrap()).join("faults.json");
-    let args = ["replay", "-c", cfg.to_str().unwrap(), "-faults", faults.to_str().unwrap(), "-json"];
-    let replay = match env {
-        None => seedfall(&args),
-        Some(v) => seedfall_env(&args, "SEEDFALL_COVERAGE", v),
-    };
+    let replay = seedfall(&["replay", "-c", cfg.to_str().unwrap(), "-faults", faults.to_str().unwrap(), "-coverage", coverage, "-json"]);
     assert_eq!(json(&replay)["trace_hash"], f["trace_hash"], "{list}");
+    let text = seedfall(&["explore", "-c", cfg.to_str().unwrap(), "-coverage", "edges", "-explore-seed", "2", "-rounds", "200", "-until-novelty", "200", "-corpus", scratch("explore-edges-text").to_str().unwrap()]);
+    if coverage == "edges" {
+        assert!(text.stdout.contains("found under edge probes only") && text.stdout.contains("-coverage edges\n"), "{}", text.stdout);
+    }
     assert_eq!(seedfall(&["explore", "-c", cfg.to_str().unwrap(), "-coverage", "blocks"]).code, 2);
 }

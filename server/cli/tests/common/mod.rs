@@ -22,16 +22,12 @@ pub struct Out {
 }
 
 pub fn seedfall(args: &[&str]) -> Out {
-    run_seedfall(args, None)
-}
-
-fn run_seedfall(args: &[&str], env: Option<(&str, &str)>) -> Out {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seedfall"));
-    cmd.args(args).current_dir(repo()).env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"));
-    if let Some((k, v)) = env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run seedfall");
+    let out = Command::new(env!("CARGO_BIN_EXE_seedfall"))
+        .args(args)
+        .current_dir(repo())
+        .env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"))
+        .output()
+        .expect("run seedfall");
     Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -88,9 +84,4 @@ pub fn without_real_times(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// `seedfall` with one more environment variable.
-pub fn seedfall_env(args: &[&str], key: &str, value: &str) -> Out {
-    run_seedfall(args, Some((key, value)))
 }
