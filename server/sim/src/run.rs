@@ -177,35 +177,12 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         fuel: 0,
     };
     let verdict = if failure.is_some() { Verdict::Fail } else { Verdict::Pass };
-    // Functions reached, per config node (replicas run the same module),
-    // each with the earliest time any instance first entered it.
-    let mut coverage: std::collections::BTreeMap<String, std::collections::BTreeMap<u32, crate::coverage::FirstEntry>> = std::collections::BTreeMap::new();
-    for ((node_idx, _), reached) in instances.iter().zip(&w.coverage) {
-        if reached.first.is_empty() {
-            continue;
-        }
-        let acc = coverage.entry(config.nodes[*node_idx].name.clone()).or_default();
-        for f in &reached.first {
-            let e = acc.entry(f.index).or_insert(*f);
-            if (f.at_ns, f.step) < (e.at_ns, e.step) {
-                *e = *f;
-            }
-        }
-    }
-    // Edge (index, bucket) pairs likewise, each with its earliest time.
-    let mut edges: std::collections::BTreeMap<String, std::collections::BTreeMap<(u32, u8), crate::coverage::edges::EdgeEntry>> = std::collections::BTreeMap::new();
-    for ((node_idx, _), reached) in instances.iter().zip(&w.edges) {
-        if reached.first.is_empty() {
-            continue;
-        }
-        let acc = edges.entry(config.nodes[*node_idx].name.clone()).or_default();
-        for f in &reached.first {
-            let e = acc.entry((f.index, f.bucket)).or_insert(*f);
-            if (f.at_ns, f.step) < (e.at_ns, e.step) {
-                *e = *f;
-            }
-        }
-    }
+    // Functions reached, and edge (index, bucket) pairs, per config node
+    // (replicas run the same module), each with the earliest time any
+    // instance first reached it.
+    let node_of = |i: usize| config.nodes[instances[i].0].name.clone();
+    let coverage = earliest_per_node(w.coverage.iter().map(|r| r.first.as_slice()), node_of, |f| f.index, |f| (f.at_ns, f.step));
+    let edges = earliest_per_node(w.edges.iter().map(|r| r.first.as_slice()), node_of, |f| (f.index, f.bucket), |f| (f.at_ns, f.step));
     let applied = Schedule { seed: schedule.seed, faults: Some(w.faults_applied.clone()), branches: schedule.branches.clone() };
     Outcome {
         seed: schedule.seed,
@@ -213,8 +190,8 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         properties: std::mem::take(&mut w.props.by_message),
         watermarks_dropped: w.props.watermarks.dropped,
         watermarks: std::mem::take(&mut w.props.watermarks).into_vec(),
-        coverage: coverage.into_iter().map(|(n, m)| (n, m.into_values().collect())).collect(),
-        edges: edges.into_iter().map(|(n, m)| (n, m.into_values().collect())).collect(),
+        coverage,
+        edges,
         setup_complete_ns: w.setup_complete_ns,
         stream_draws: w.streams.draws,
         verdict,
@@ -229,4 +206,26 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         disk_trees: std::mem::take(&mut w.disk_trees),
         model_check: None,
     }
+}
+
+/// Merges what each node instance reached (`per_instance`, in instance
+/// order) into one list per config node, sorted by `key`, keeping each
+/// item's earliest `(time, step)`.
+fn earliest_per_node<'a, E: Copy + 'a, K: Ord>(
+    per_instance: impl Iterator<Item = &'a [E]>,
+    node_of: impl Fn(usize) -> String,
+    key: impl Fn(&E) -> K,
+    when: impl Fn(&E) -> (u64, u64),
+) -> std::collections::BTreeMap<String, Vec<E>> {
+    let mut acc: std::collections::BTreeMap<String, std::collections::BTreeMap<K, E>> = std::collections::BTreeMap::new();
+    for (i, first) in per_instance.enumerate().filter(|(_, f)| !f.is_empty()) {
+        let node = acc.entry(node_of(i)).or_default();
+        for f in first {
+            let e = node.entry(key(f)).or_insert(*f);
+            if when(f) < when(e) {
+                *e = *f;
+            }
+        }
+    }
+    acc.into_iter().map(|(n, m)| (n, m.into_values().collect())).collect()
 }
