@@ -11,12 +11,12 @@
 //! functions a run entered on its way out, past the draw that mattered.)
 use super::signals::{self, beats, Reached, Signal};
 use seedfall_sim::Outcome;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 #[derive(Default)]
 pub struct Growth {
-    pub known: BTreeSet<Signal>,
     pub counts: BTreeMap<Signal, u64>,
+    /// Every signal reached so far, with its rank.
     pub rank: BTreeMap<Signal, u32>,
     /// Which of its discovering run's new moments (in time order) a signal
     /// came at: 0 for the first.
@@ -41,7 +41,7 @@ impl Growth {
         let mut new = Vec::new();
         for r in reached {
             let fresh = r.at_ns.is_none_or(|t| t >= fresh_from);
-            let first = self.known.insert(r.signal.clone());
+            let first = !self.rank.contains_key(&r.signal);
             let better = match (r.value, self.best_value.get(&r.signal)) {
                 (Some(v), Some(&best)) => beats(&r.signal, v, best),
                 (Some(_), None) => true,
@@ -87,7 +87,7 @@ impl Growth {
 
     /// Signals other than coverage (each watermark counts once).
     pub fn signals(&self) -> usize {
-        self.known.len() - self.functions - self.edges
+        self.rank.len() - self.functions - self.edges
     }
 
     /// Fresh runs that reached `s` (at least 1: it was reached).
