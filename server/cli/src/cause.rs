@@ -26,6 +26,8 @@ pub struct CauseArgs {
     pub jobs: Option<usize>,
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub snapshots: crate::snapshots::SnapshotArgs,
 }
 
 fn bar_of(failing: u32, children: u32) -> String {
@@ -201,8 +203,11 @@ pub fn main(a: CauseArgs) -> i32 {
     };
     let stop = AtomicBool::new(false);
     let failing = Failing { schedule: &parent, trace: &first.trace, target: &target, failure_ns: failure.time_ns };
-    let report = seedfall_search::cause::cause(&project.program, &failing, &options, &stop, &mut || bar.inc(1));
+    let snapshots = crate::snapshots::start(&a.snapshots, &a.run.config, &a.run.resources, &project, a.run.resources.edges());
+    let report = seedfall_search::cause::cause(&project.program, &failing, &options, snapshots.as_ref(), &stop, &mut || bar.inc(1));
     bar.finish_and_clear();
+    crate::snapshots::say(snapshots.as_ref());
+    drop(snapshots);
     // Every schedule cause ran replays exactly.
     let children_dir: PathBuf = dir.join(format!("cause-seed-{}", schedule.seed));
     let _ = std::fs::remove_dir_all(&children_dir);

@@ -48,6 +48,8 @@ pub struct ExploreArgs {
     pub events: bool,
     #[command(flatten)]
     pub resources: crate::resources::Resources,
+    #[command(flatten)]
+    pub snapshots: crate::snapshots::SnapshotArgs,
 }
 
 pub fn round_line(r: &Round) -> String {
@@ -146,7 +148,9 @@ pub fn main(a: ExploreArgs) -> i32 {
         Some(e) => (&e.program, Some(&project.program)),
         None => (&project.program, None),
     };
-    let result = explore(explored, confirm, &opts, &stop, &mut |r| {
+    let edges_on = edges.is_some();
+    let snapshots = crate::snapshots::start(&a.snapshots, &a.config, &a.resources, edges.as_ref().unwrap_or(&project), edges_on);
+    let result = explore(explored, confirm, &opts, snapshots.as_ref(), &stop, &mut |r| {
         if events {
             eprintln!("round {}", serde_json::to_string(r).unwrap());
         }
@@ -167,6 +171,8 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("    new functions: {}{more}", r.new_function_names.join(", "));
         }
     });
+    crate::snapshots::say(snapshots.as_ref());
+    drop(snapshots);
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }

@@ -19,6 +19,7 @@ mod report;
 mod run;
 mod schedule;
 mod shrink;
+mod snapshots;
 
 use clap::{Parser, Subcommand};
 
@@ -51,6 +52,9 @@ enum Command {
     Lsp(LspArgs),
     /// An MCP server over stdio: seedfall's tools for AI agents.
     Mcp,
+    /// The process a command starts to fork snapshots in (internal).
+    #[command(name = "snapshot-runner", hide = true)]
+    SnapshotRunner(snapshots::RunnerArgs),
 }
 
 /// What LSP clients put on the daemon's command line. stdio is the only
@@ -95,6 +99,7 @@ fn main() {
         Command::Cause(a) => cause::main(a),
         Command::Lsp(_) => seedfall_lsp::serve_stdio(),
         Command::Mcp => mcp::main(),
+        Command::SnapshotRunner(a) => snapshots::runner_main(a),
     };
     std::process::exit(code);
 }

@@ -1,10 +1,13 @@
 //! The host resources a command may use: `-memory-budget`, `-output-cap`,
 //! `-failures-budget` (docs/limits.md).
 //!
-//! The memory budget is for the whole process. Each run gets a share of
-//! it: `limits.run_memory_mb` when the config sets one (then `-j` is
-//! lowered so that the shares fit), or else the budget divided by the
-//! workers. Concurrent runs never hold more than the budget together.
+//! The memory budget is for the whole process. Three quarters of it are
+//! the runs': each run gets `limits.run_memory_mb` when the config sets one
+//! (then `-j` is lowered so that the runs fit), or else those three quarters
+//! divided by the workers. The last quarter is the snapshots' (their worlds
+//! stay in memory while children fork from them; a child shares their
+//! pages and holds what it writes within its own share). Together they
+//! never hold more than the budget.
 use clap::Args;
 use seedfall_search::Project;
 use seedfall_sim::memory::human;
@@ -13,6 +16,16 @@ use seedfall_sim::memory::human;
 pub const FAILURES_BUDGET_DEFAULT: u64 = 1 << 30;
 /// The least memory a run's share may be.
 const RUN_SHARE_MIN: u64 = 64 << 20;
+
+/// The runs' part of a memory budget; the rest is the snapshots'.
+pub fn runs_part(budget: u64) -> u64 {
+    budget / 4 * 3
+}
+
+/// The snapshots' part of a memory budget.
+pub fn snapshots_part(budget: u64) -> u64 {
+    budget - runs_part(budget)
+}
 
 #[derive(Args, Clone, Debug, Default)]
 pub struct Resources {
@@ -105,30 +118,31 @@ impl Resources {
     /// lowers it says on stderr, even under -json (stdout stays JSON).
     pub fn apply(&self, project: &mut Project, jobs: usize) -> Result<usize, i32> {
         let budget = self.memory_budget()?;
-        if budget < RUN_SHARE_MIN {
-            eprintln!("seedfall: -memory-budget: expected at least {}, found {}", human(RUN_SHARE_MIN), human(budget));
+        if runs_part(budget) < RUN_SHARE_MIN {
+            eprintln!("seedfall: -memory-budget: expected at least {}, found {}", human(RUN_SHARE_MIN / 3 * 4), human(budget));
             return Err(2);
         }
+        let runs = runs_part(budget);
         if let Some(cap) = flag("output-cap", &self.output_cap)? {
             project.program.config.limits.output_bytes = cap;
         }
         let limits = &mut project.program.config.limits;
         let mut jobs = jobs;
         if limits.run_memory_set {
-            if limits.run_memory_bytes > budget {
-                eprintln!("seedfall: limits.run_memory_mb is {}, more than the memory budget of {}: each run gets {} (-memory-budget)", human(limits.run_memory_bytes), human(budget), human(budget));
-                limits.run_memory_bytes = budget;
-                limits.run_memory_source = format!("limits.run_memory_mb, lowered to the memory budget of {}: -memory-budget", human(budget));
+            if limits.run_memory_bytes > runs {
+                eprintln!("seedfall: limits.run_memory_mb is {}, more than the runs' {} of the memory budget of {}: each run gets {} (-memory-budget)", human(limits.run_memory_bytes), human(runs), human(budget), human(runs));
+                limits.run_memory_bytes = runs;
+                limits.run_memory_source = format!("limits.run_memory_mb, lowered to the runs' {} of the memory budget of {}: -memory-budget", human(runs), human(budget));
             }
-            let fit = (budget / limits.run_memory_bytes).max(1) as usize;
+            let fit = (runs / limits.run_memory_bytes).max(1) as usize;
             if jobs > fit {
-                eprintln!("seedfall: {jobs} workers of {} each would pass the memory budget of {}: running {fit} at a time (-memory-budget, limits.run_memory_mb)", human(limits.run_memory_bytes), human(budget));
+                eprintln!("seedfall: {jobs} workers of {} each would pass the runs' {} of the memory budget of {}: running {fit} at a time (-memory-budget, limits.run_memory_mb)", human(limits.run_memory_bytes), human(runs), human(budget));
                 jobs = fit;
             }
         } else {
-            limits.run_memory_bytes = (budget / jobs as u64).max(RUN_SHARE_MIN);
-            limits.run_memory_source = format!("the share of each of {jobs} worker{} in the memory budget of {}: -memory-budget, -j, or limits.run_memory_mb", if jobs == 1 { "" } else { "s" }, human(budget));
-            let fit = (budget / limits.run_memory_bytes).max(1) as usize;
+            limits.run_memory_bytes = (runs / jobs as u64).max(RUN_SHARE_MIN);
+            limits.run_memory_source = format!("the share of each of {jobs} worker{} in the runs' {} of the memory budget of {}: -memory-budget, -j, or limits.run_memory_mb", if jobs == 1 { "" } else { "s" }, human(runs), human(budget));
+            let fit = (runs / limits.run_memory_bytes).max(1) as usize;
             jobs = jobs.min(fit);
         }
         Ok(jobs)

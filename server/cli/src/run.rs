@@ -41,6 +41,16 @@ pub struct RunArgs {
     /// Print `progress <done> <total>` lines on stderr (for the daemon).
     #[arg(long, hide = true)]
     pub progress: bool,
+    /// Start every seed from one moment of seed -prefix-seed's run: `setup`
+    /// (just after a workload reported setup complete) or a virtual time
+    /// such as `2s`. From there each seed re-keys every stream by itself.
+    #[arg(long = "from", value_name = "setup|TIME")]
+    pub from: Option<String>,
+    /// The seed whose run all seeds of -from share up to that moment.
+    #[arg(long = "prefix-seed", value_name = "N", default_value_t = 1)]
+    pub prefix_seed: u64,
+    #[command(flatten)]
+    pub snapshots: crate::snapshots::SnapshotArgs,
     #[command(flatten)]
     pub extras: crate::report::Extras,
     #[command(flatten)]
@@ -107,6 +117,30 @@ pub fn main(a: RunArgs) -> i32 {
         Err(code) => return code,
     };
     let config = &project.program.config;
+    let moment = match a.from.as_deref() {
+        None => None,
+        Some("setup") => Some(seedfall_search::snapshots::Moment::AfterSetup),
+        Some(t) => match seedfall_sim::vtime::parse_duration(t) {
+            Some(v) => Some(seedfall_search::snapshots::Moment::At(v.nanos())),
+            None => {
+                eprintln!("seedfall: -from: expected `setup` or a virtual time such as 2s or 500ms, found {t:?}");
+                return 2;
+            }
+        },
+    };
+    // Snapshots serve -from sweeps; a plain sweep starts every seed afresh.
+    let snapshots = match moment {
+        Some(_) => crate::snapshots::start(&a.snapshots, &a.config, &a.resources, &project, a.resources.edges()),
+        None => None,
+    };
+    let prefix = match moment.map(|m| seedfall_search::sweep::prefix_point(&project.program, a.prefix_seed, m, snapshots.as_ref())) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            eprintln!("seedfall: {e}");
+            return 2;
+        }
+    };
     let pins = seedfall_search::pins::replay_all(&project.program, jobs);
     let pins_failing = pins.results.iter().filter(|p| p.still_failing).count();
     if !a.json {
@@ -123,7 +157,12 @@ pub fn main(a: RunArgs) -> i32 {
     }
     if !a.json {
         let n = config.instances().len();
-        println!("seedfall run: {} ({n} node instance{}), seeds {seeds}, {jobs} worker{}", config.name, if n == 1 { "" } else { "s" }, if jobs == 1 { "" } else { "s" });
+        let from = match prefix {
+            Some(p) if p.setup => format!(" from seed {}'s setup (at {})", p.seed, seedfall_sim::VTime(p.at_ns)),
+            Some(p) => format!(" from seed {}'s run at {}", p.seed, seedfall_sim::VTime(p.at_ns)),
+            None => String::new(),
+        };
+        println!("seedfall run: {} ({n} node instance{}), seeds {seeds}{from}, {jobs} worker{}", config.name, if n == 1 { "" } else { "s" }, if jobs == 1 { "" } else { "s" });
     }
     let bar = if std::io::stderr().is_terminal() && !a.json {
         let b = ProgressBar::with_draw_target(Some(seeds.len()), ProgressDrawTarget::stderr());
@@ -156,15 +195,16 @@ pub fn main(a: RunArgs) -> i32 {
         return 2;
     }
     let novelty = a.until_novelty.map(|rounds| seedfall_search::sweep::Novelty { rounds, batch: a.batch });
-    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None, novelty };
-    let summary = seedfall_search::sweep(&project.program, &options, &stop, |outcome| {
+    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None, novelty, prefix };
+    let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
         done += 1;
         if a.progress {
             eprintln!("progress {done} {}", seeds.len());
         }
         table.add(outcome);
-        if outcome.verdict == Verdict::Pass {
+        // A -from run of seed N passing says nothing of seed N's own run.
+        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() {
             seedfall_search::artifacts::clear_passing(config, outcome.seed);
         }
         if a.hashes {
@@ -203,6 +243,8 @@ pub fn main(a: RunArgs) -> i32 {
         }
     });
     bar.finish_and_clear();
+    crate::snapshots::say(snapshots.as_ref());
+    drop(snapshots);
     let pruned = seedfall_search::kept::prune(config, &found);
     if !found.by_id.is_empty() {
         if let Err(e) = seedfall_search::kept::write_index(config, &seeds.to_string(), summary.runs, summary.failures, &found) {

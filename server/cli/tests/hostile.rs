@@ -89,13 +89,13 @@ fn a_disk_that_fills_fails_cleanly_at_the_runs_memory_share() {
         assert_eq!((n["kind"].as_str(), n["node"].as_str()), (Some("limit"), Some("h")), "{n}");
         let msg = n["message"].as_str().unwrap();
         assert!(msg.starts_with("node h: the simulated disk holds "), "{msg}");
-        assert!(msg.contains("the run's memory limit is 256.0 MiB (the share of each of 2 workers in the memory budget of 512.0 MiB"), "{msg}");
+        assert!(msg.contains("the run's memory limit is 192.0 MiB (the share of each of 2 workers in the runs' 384.0 MiB of the memory budget of 512.0 MiB"), "{msg}");
     }
     // Two runs at once, each within its share (and one copy of the data).
-    bounded(&m, 512 + 200, 120, "bigfile");
+    bounded(&m, 384 + 200, 120, "bigfile");
     // A limit the config fixes is the same at any -j.
     let cfg = hostile("bigfile-fixed", "bigfile", r#""limits": { "run_memory_mb": 128 },"#);
-    let m = measured(&["run", "-c", p(&cfg), "-seeds", "1", "-j", "4", "-memory-budget", "256MiB", "-json"]);
+    let m = measured(&["run", "-c", p(&cfg), "-seeds", "1", "-j", "4", "-memory-budget", "384MiB", "-json"]);
     let n = failure(&m);
     assert!(n["message"].as_str().unwrap().ends_with("the run's memory limit is 128.0 MiB (limits.run_memory_mb)"), "{n}");
     assert!(m.out.stderr.contains("running 2 at a time"), "{}", m.out.stderr);

@@ -214,7 +214,7 @@ pub fn clear_passing(config: &Config, seed: u64) {
         let branched = std::fs::read_to_string(e.path().join("faults.json"))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .is_none_or(|v| v["branches"].as_array().is_none_or(|b| !b.is_empty()));
+            .is_none_or(|v| v["branches"].as_array().is_none_or(|b| !b.is_empty()) || !v["prefix"].is_null());
         if !branched {
             let _ = std::fs::remove_dir_all(e.path());
         }

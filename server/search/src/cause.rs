@@ -191,7 +191,9 @@ pub struct Failing<'a> {
     pub failure_ns: u64,
 }
 
-pub fn cause(program: &Program, failing: &Failing, options: &CauseOptions, stop: &AtomicBool, on_run: &mut dyn FnMut()) -> CauseReport {
+/// With `snapshots`, the moments' children continue from snapshots of the
+/// failing run, taken in one run of it, instead of each running its prefix.
+pub fn cause(program: &Program, failing: &Failing, options: &CauseOptions, snapshots: Option<&crate::snapshots::Snapshots>, stop: &AtomicBool, on_run: &mut dyn FnMut()) -> CauseReport {
     let Failing { schedule: parent, trace: parent_trace, target, failure_ns } = *failing;
     let (moments, children) = (options.moments, options.children);
     assert!((1..=MOMENTS_MAX).contains(&moments) && (1..=CHILDREN_MAX).contains(&children));
@@ -205,7 +207,14 @@ pub fn cause(program: &Program, failing: &Failing, options: &CauseOptions, stop:
         }
     }
     let schedules: Vec<Schedule> = all.iter().map(|(_, _, s)| s.clone()).collect();
-    let outcomes = run_all(program, &schedules, options.jobs, stop, &mut *on_run);
+    let outcomes = match snapshots {
+        Some(s) => {
+            s.prepare(parent, &times);
+            let of = vec![Some(parent.clone()); schedules.len()];
+            crate::target::run_all_from(program, Some(crate::target::Parents { snapshots: s, of: &of }), &schedules, options.jobs, stop, &mut *on_run)
+        }
+        None => run_all(program, &schedules, options.jobs, stop, &mut *on_run),
+    };
     let mut table: Vec<Moment> = times.iter().map(|&at_ns| Moment { at_ns, children: 0, failing: 0 }).collect();
     let child_fails: Vec<bool> = outcomes.iter().map(|o| target.matches(o)).collect();
     for ((i, _, _), &fails) in all.iter().zip(&child_fails) {

@@ -26,6 +26,7 @@ pub mod properties;
 pub mod recipe;
 pub mod seeds;
 pub mod shrink;
+pub mod snapshots;
 pub mod sweep;
 pub mod target;
 

@@ -26,12 +26,15 @@ pub struct Pin {
     pub faults: Vec<Fault>,
     #[serde(default)]
     pub branches: Vec<Branch>,
+    /// A run of a `-from` sweep: the prefix it shares (`Schedule::prefix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<seedfall_sim::schedule::Prefix>,
     pub expected: Target,
 }
 
 impl Pin {
     pub fn schedule(&self) -> Schedule {
-        Schedule { seed: self.seed, faults: Some(self.faults.clone()), branches: self.branches.clone() }
+        Schedule { seed: self.seed, faults: Some(self.faults.clone()), branches: self.branches.clone(), prefix: self.prefix }
     }
 }
 
@@ -51,6 +54,7 @@ pub fn write(config: &Config, name: &str, schedule: &Schedule, expected: Target)
         seed: schedule.seed,
         faults: schedule.faults.clone().unwrap_or_default(),
         branches: schedule.branches.clone(),
+        prefix: schedule.prefix,
         expected,
     };
     let path = dir(config).join(format!("{name}.json"));

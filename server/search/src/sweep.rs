@@ -16,6 +16,50 @@ pub struct SweepOptions {
     pub mutation: Option<seedfall_sim::disk::Mutation>,
     /// Stop once this many batches in a row added no signal or function.
     pub novelty: Option<Novelty>,
+    /// `run -from`: every seed shares this prefix (`prefix_point`), and
+    /// re-keys every stream by itself from there.
+    pub prefix: Option<seedfall_sim::schedule::Prefix>,
+}
+
+/// Where a `-from` sweep starts: `moment` of seed `prefix_seed`'s run, as
+/// a schedule's prefix. For `AfterSetup` that needs the run up to setup
+/// (from a snapshot when `snapshots` is given, else in this process).
+pub fn prefix_point(program: &Program, prefix_seed: u64, moment: crate::snapshots::Moment, snapshots: Option<&crate::snapshots::Snapshots>) -> Result<seedfall_sim::schedule::Prefix, String> {
+    use crate::snapshots::Moment;
+    let duration = program.config.duration.nanos();
+    match moment {
+        Moment::At(t) if t >= duration => Err(format!("-from {}: the config's runs last {} (duration)", seedfall_sim::VTime(t), seedfall_sim::VTime(duration))),
+        Moment::At(t) => Ok(seedfall_sim::schedule::Prefix { seed: prefix_seed, at_ns: t, setup: false }),
+        Moment::AfterSetup => {
+            let base = Schedule::seed(prefix_seed);
+            let at_ns = match snapshots.map(|s| s.after_setup(&base)) {
+                Some(Ok(at_ns)) => at_ns,
+                // No snapshot said (none asked, the run ended first, or the
+                // runner is gone): the run itself says.
+                Some(Err(_)) | None => {
+                    let o = run(program, &base, &RunOptions::default());
+                    let Some(s) = o.setup_complete_ns else {
+                        return Err(format!("-from setup: seed {prefix_seed}'s run ended at {} ({}) and no workload reported setup complete (sim.SetupComplete, or the Antithesis SDK's lifecycle call)", o.end_time, end_name(o.end)));
+                    };
+                    s + 1
+                }
+            };
+            if at_ns >= duration {
+                return Err(format!("-from setup: seed {prefix_seed}'s setup completed at the end of its run"));
+            }
+            Ok(seedfall_sim::schedule::Prefix { seed: prefix_seed, at_ns, setup: true })
+        }
+    }
+}
+
+fn end_name(e: seedfall_sim::outcome::EndReason) -> &'static str {
+    use seedfall_sim::outcome::EndReason;
+    match e {
+        EndReason::Duration => "duration reached",
+        EndReason::WorkloadDone => "every workload node exited 0",
+        EndReason::Idle => "nothing left to happen",
+        EndReason::Failure => "it failed",
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +103,10 @@ pub struct SweepSummary {
 
 /// Runs the seeds; `on_outcome` sees each outcome in seed order. Traces of
 /// passing runs are dropped on the worker to keep memory flat.
-pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut on_outcome: impl FnMut(&Outcome)) -> SweepSummary {
+///
+/// With a prefix and `snapshots`, every seed continues from one snapshot of
+/// the prefix seed's run instead of running the prefix again.
+pub fn sweep(program: &Program, options: &SweepOptions, snapshots: Option<&crate::snapshots::Snapshots>, stop: &AtomicBool, mut on_outcome: impl FnMut(&Outcome)) -> SweepSummary {
     let started = Instant::now();
     let run_options = RunOptions { profile: options.profile, mutation: options.mutation, ..RunOptions::default() };
     let mut summary = SweepSummary::default();
@@ -79,7 +126,13 @@ pub fn sweep(program: &Program, options: &SweepOptions, stop: &AtomicBool, mut o
         options.jobs,
         stop,
         |i| {
-            let mut outcome = run(program, &Schedule::seed(options.seeds.nth(first + i)), &run_options);
+            let seed = options.seeds.nth(first + i);
+            let mut outcome = match (options.prefix, snapshots) {
+                (Some(prefix), Some(s)) if options.mutation.is_none() && !options.profile => {
+                    s.run(program, &Schedule::seed(prefix.seed), &Schedule { prefix: Some(prefix), ..Schedule::seed(seed) }, true)
+                }
+                (prefix, _) => run(program, &Schedule { prefix, ..Schedule::seed(seed) }, &run_options),
+            };
             if outcome.verdict == Verdict::Pass {
                 outcome.trace = Vec::new();
             } else if options.mutation.is_none() {

@@ -49,13 +49,34 @@ impl Target {
 /// Runs many schedules on `jobs` workers and hands each outcome to `each` in
 /// input order. Traces are dropped to bound memory, except a failing run's
 /// when `keep_failing_traces` (explore keeps those to report and shrink).
-pub fn run_each(program: &Program, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, mut each: impl FnMut(Outcome)) {
+pub fn run_each(program: &Program, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, each: impl FnMut(Outcome)) {
+    run_each_from(program, None, schedules, jobs, keep_failing_traces, stop, each)
+}
+
+/// Where runs may start from snapshots: the runner, and each schedule's
+/// parent (None: no parent, from scratch).
+#[derive(Clone, Copy)]
+pub struct Parents<'a> {
+    pub snapshots: &'a crate::snapshots::Snapshots,
+    pub of: &'a [Option<Schedule>],
+}
+
+/// `run_each`, continuing each schedule that has a parent from a snapshot
+/// of its parent when one serves (the outcome is the same either way).
+pub fn run_each_from(program: &Program, parents: Option<Parents>, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, mut each: impl FnMut(Outcome)) {
+    if let Some(p) = parents {
+        assert_eq!(p.of.len(), schedules.len(), "a parent (or None) per schedule");
+    }
     crate::pool::run_ordered(
         schedules.len() as u64,
         jobs,
         stop,
         |i| {
-            let mut o = seedfall_sim::run(program, &schedules[i as usize], &RunOptions::default());
+            let schedule = &schedules[i as usize];
+            let mut o = match parents.and_then(|p| p.of[i as usize].as_ref().map(|base| (p.snapshots, base))) {
+                Some((snapshots, base)) => snapshots.run(program, base, schedule, keep_failing_traces),
+                None => seedfall_sim::run(program, schedule, &RunOptions::default()),
+            };
             if !(keep_failing_traces && failed(&o)) {
                 o.trace = Vec::new();
             } else {
@@ -69,9 +90,14 @@ pub fn run_each(program: &Program, schedules: &[Schedule], jobs: usize, keep_fai
 
 /// Runs many schedules on `jobs` workers; outcomes (without traces) come
 /// back in input order.
-pub fn run_all(program: &Program, schedules: &[Schedule], jobs: usize, stop: &std::sync::atomic::AtomicBool, mut on_done: impl FnMut()) -> Vec<Outcome> {
+pub fn run_all(program: &Program, schedules: &[Schedule], jobs: usize, stop: &std::sync::atomic::AtomicBool, on_done: impl FnMut()) -> Vec<Outcome> {
+    run_all_from(program, None, schedules, jobs, stop, on_done)
+}
+
+/// `run_all`, from snapshots of the parents (`run_each_from`).
+pub fn run_all_from(program: &Program, parents: Option<Parents>, schedules: &[Schedule], jobs: usize, stop: &std::sync::atomic::AtomicBool, mut on_done: impl FnMut()) -> Vec<Outcome> {
     let mut out = Vec::with_capacity(schedules.len());
-    run_each(program, schedules, jobs, false, stop, |o| {
+    run_each_from(program, parents, schedules, jobs, false, stop, |o| {
         on_done();
         out.push(o);
     });

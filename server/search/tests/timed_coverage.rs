@@ -44,7 +44,7 @@ fn a_first_entry_has_a_time_and_a_child_branched_after_it_keeps_it() {
     let all: Vec<String> = seedfall_sim::streams::Stream::ALL.iter().map(|s| s.name().to_string()).collect();
     let mut opened = None;
     for key in 1..=4000u64 {
-        let child = Schedule { seed, faults: None, branches: vec![Branch { at_ns: t + 1, streams: all.clone(), key: key * 2 + 1 }] };
+        let child = Schedule { seed, faults: None, branches: vec![Branch { at_ns: t + 1, streams: all.clone(), key: key * 2 + 1 }], prefix: None };
         let c = run(&p.program, &child, &opts);
         assert_eq!(entered(&p, &c, "main.stageOne"), Some(t), "key {key}: the prefix replays exactly");
         if entered(&p, &c, "main.stageTwo").is_some() {

@@ -43,6 +43,12 @@ impl EventQueue {
         Ok(())
     }
 
+    /// Drops the pending events `keep` says no to; the rest keep their
+    /// order (time, then sequence number).
+    pub fn retain(&mut self, mut keep: impl FnMut(&Event) -> bool) {
+        self.heap.retain(|Reverse((_, _, e))| keep(e));
+    }
+
     pub fn next_time(&self) -> Option<VTime> {
         self.heap.peek().map(|Reverse((t, _, _))| *t)
     }

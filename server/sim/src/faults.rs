@@ -83,16 +83,16 @@ fn span(streams: &mut Streams, s: Span) -> u64 {
     s.draw(streams, Stream::Faults)
 }
 
-/// Arrival times over the run for `rate` faults per virtual second: gaps are
+/// Arrival times after `from` for `rate` faults per virtual second: gaps are
 /// uniform on [0, 2/rate] (mean 1/rate). Integer and IEEE-basic arithmetic
 /// only, so every machine draws the same plan.
-fn arrivals(streams: &mut Streams, rate: f64, duration: VTime) -> Vec<VTime> {
+fn arrivals(streams: &mut Streams, rate: f64, from: VTime, duration: VTime) -> Vec<VTime> {
     let mut out = Vec::new();
     if rate <= 0.0 {
         return out;
     }
     let gap_max_ns = ((2.0 / rate) * 1e9) as u64;
-    let mut t = 0u64;
+    let mut t = from.nanos();
     while out.len() < PLANNED_MAX {
         t = t.saturating_add(streams.below(Stream::Faults, gap_max_ns.max(1)) + 1);
         if t >= duration.nanos() {
@@ -107,13 +107,15 @@ fn targets(config: &Config, nodes: &[String]) -> Vec<usize> {
     config.instances().iter().enumerate().filter(|(_, (n, _))| nodes.contains(&config.nodes[*n].name)).map(|(i, _)| i).collect()
 }
 
-/// Draws the time-based faults of a run from the config's rates.
-pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTime, Planned)> {
+/// Draws the time-based faults of a run from the config's rates, for the
+/// time after `from`: 0 at the start, or the moment a branch re-keyed the
+/// `faults` stream (`World::apply_due_branches`).
+pub fn plan(config: &Config, fam: &Families, streams: &mut Streams, from: VTime) -> Vec<(VTime, Planned)> {
     let f = &config.faults;
     let mut out = Vec::new();
     if let (true, Some(c)) = (fam.crash, &f.crash) {
         for node_idx in targets(config, &c.nodes) {
-            for at in arrivals(streams, c.rate, config.duration) {
+            for at in arrivals(streams, c.rate, from, config.duration) {
                 let during_disk_op = c.during_disk_op > 0.0 && (streams.next_u64(Stream::Faults) as f64) < c.during_disk_op * (u64::MAX as f64);
                 let restart_after_ns = c.restart_after.map(|s| span(streams, s));
                 out.push((at, Planned::Crash { node_idx, during_disk_op, restart_after_ns }));
@@ -122,14 +124,14 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTim
     }
     if let (true, Some(p)) = (fam.pause, &f.pause) {
         for node_idx in targets(config, &p.nodes) {
-            for at in arrivals(streams, p.rate, config.duration) {
+            for at in arrivals(streams, p.rate, from, config.duration) {
                 out.push((at, Planned::Pause { node_idx, duration_ns: span(streams, p.duration) }));
             }
         }
     }
     if let (true, Some(s)) = (fam.clock_skew, &f.clock_skew) {
         for node_idx in targets(config, &s.nodes) {
-            for at in arrivals(streams, s.rate, config.duration) {
+            for at in arrivals(streams, s.rate, from, config.duration) {
                 let drift = 1 + streams.below(Stream::Faults, s.max_ppm);
                 let rate_ppm = if streams.below(Stream::Faults, 2) == 0 { 1_000_000 + drift } else { 1_000_000 - drift.min(999_999) };
                 out.push((at, Planned::Skew { node_idx, rate_ppm, duration_ns: span(streams, s.duration) }));
@@ -138,7 +140,7 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTim
     }
     if let (true, Some(j)) = (fam.clock_jump, &f.clock_jump) {
         for node_idx in targets(config, &j.nodes) {
-            for at in arrivals(streams, j.rate, config.duration) {
+            for at in arrivals(streams, j.rate, from, config.duration) {
                 let size = 1 + streams.below(Stream::Faults, j.max_ns.max(1)) as i64;
                 let delta_ns = if streams.below(Stream::Faults, 2) == 0 { size } else { -size };
                 out.push((at, Planned::Jump { node_idx, delta_ns }));
@@ -148,7 +150,7 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams) -> Vec<(VTim
     if let (true, Some(p)) = (fam.partition, &f.partition) {
         use crate::schedule::Direction;
         for node_idx in targets(config, &p.nodes) {
-            for at in arrivals(streams, p.rate, config.duration) {
+            for at in arrivals(streams, p.rate, from, config.duration) {
                 let duration_ns = span(streams, p.duration);
                 let one_way = p.one_way > 0.0 && (streams.next_u64(Stream::Faults) as f64) < p.one_way * (u64::MAX as f64);
                 let direction = Direction::drawn(one_way, streams.below(Stream::Faults, 2));

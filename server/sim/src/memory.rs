@@ -53,6 +53,11 @@ impl Meter {
         self.limit
     }
 
+    /// Everything the run holds now: guest memory and disks.
+    pub fn held(&self) -> u64 {
+        self.guest() + self.disks.load(Ordering::Relaxed)
+    }
+
     pub fn guest(&self) -> u64 {
         self.guest.load(Ordering::Relaxed)
     }

@@ -2,9 +2,9 @@
 use crate::failure::Failure;
 use crate::trace::TraceEvent;
 use crate::vtime::VTime;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
@@ -12,7 +12,7 @@ pub enum Verdict {
 }
 
 /// Why the run stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// The configured virtual duration passed.
@@ -26,7 +26,7 @@ pub enum EndReason {
 
 /// Costs of a run on this machine. Wall-clock figures are observations of
 /// the host, never inputs to the simulation.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Stats {
     pub steps: u64,
     pub virtual_ns: u64,
@@ -38,7 +38,9 @@ pub struct Stats {
     pub fuel: u64,
 }
 
-#[derive(Clone, Debug)]
+/// Serialized whole (but for `disk_trees`) when a snapshot child reports
+/// back to the process that asked for it (`seedfall-search` snapshots).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Outcome {
     pub seed: u64,
     /// The schedule as applied: the seed, every fault that happened, the
@@ -75,6 +77,7 @@ pub struct Outcome {
     pub disk_models: Vec<crate::disk::FsModel>,
     /// With `RunOptions::disk_trees`: each instance's disk after every crash
     /// and at the end (not part of the trace, so not of its hash).
+    #[serde(skip)]
     pub disk_trees: Vec<DiskTree>,
     /// For a failure: whether it holds under the other file-system model
     /// (set by `seedfall-search`, which re-runs it).

@@ -76,7 +76,7 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
             w.faults.media.latent_sector_error = media(&config.faults.latent_sector_error, fam.latent_sector_error);
             w.faults.media.misdirected_write = media(&config.faults.misdirected_write, fam.misdirected_write);
             w.faults.media.lost_write = media(&config.faults.lost_write, fam.lost_write);
-            faults::plan(config, &w.faults.families, &mut w.streams)
+            faults::plan(config, &w.faults.families, &mut w.streams, crate::vtime::VTime::ZERO)
         }
         Some(list) => {
             let mut timed = Vec::new();
@@ -113,11 +113,19 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
 }
 
 pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outcome {
-    let started = std::time::Instant::now();
+    run_paused(program, schedule, options, None)
+}
+
+/// `run`, offering every moment between scheduler steps to `pause`
+/// (`snapshot`): what it does there (a snapshot's fork) does not change
+/// the run unless it retargets the world to another schedule.
+pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, pause: Option<&mut dyn crate::snapshot::Pause>) -> Outcome {
     let config = &program.config;
     let instances = config.instances();
     let states = instances.iter().map(|(node_idx, name)| NodeState::new(name.clone(), config.nodes[*node_idx].workload)).collect();
-    let mut world = World::new(schedule.seed, config.limits.clone(), states, options.profile);
+    let mut world = World::new(schedule.world_seed(), config.limits.clone(), states, options.profile);
+    world.name_seed = schedule.seed;
+    world.prefix = schedule.prefix;
     world.faults_planned = schedule.faults.clone();
     world.end = config.duration;
     world.net = crate::net::Net::new(config.net.clone(), instances.iter().map(|(_, n)| n.clone()).collect());
@@ -125,9 +133,11 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     world.keep_disk_trees = options.disk_trees;
     world.coverage = vec![crate::coverage::Reached::default(); instances.len()];
     world.edges = vec![crate::coverage::edges::EdgesReached::default(); instances.len()];
-    let mut branches = schedule.branches.clone();
-    branches.sort_by_key(|b| b.at_ns);
-    world.branches_pending = branches.into();
+    world.branches = schedule.branches.clone();
+    world.branches_pending = schedule.applied_branches().into();
+    if schedule.faults.is_none() && !world.branches_pending.is_empty() {
+        world.faults.rates = Some(std::sync::Arc::new(config.clone()));
+    }
     let world = Arc::new(Mutex::new(world));
     let mut scheduler = Scheduler::new(world.clone());
     for (idx, (node_idx, name)) in instances.iter().enumerate() {
@@ -141,7 +151,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
         let pn = &program.nodes[*node_idx];
         scheduler.add(&program.engine.inner, &pn.pre, pn.coverage, args, env, config.limits.memory_bytes_max);
     }
-    let (end, failure) = scheduler.drive(config.duration);
+    let (end, failure) = scheduler.drive(config.duration, pause);
     let instantiate_ns = *scheduler.instantiate_ns.lock().unwrap();
     drop(scheduler);
     let mut w = Arc::try_unwrap(world).ok().expect("every node store is dropped after the run").into_inner().unwrap();
@@ -170,7 +180,7 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     let stats = Stats {
         steps: w.step,
         virtual_ns: w.now.nanos(),
-        real_ns: started.elapsed().as_nanos() as u64,
+        real_ns: w.real_start.elapsed().as_nanos() as u64,
         instantiate_ns,
         host_ns: w.host_ns,
         host_calls: w.host_calls,
@@ -183,9 +193,9 @@ pub fn run(program: &Program, schedule: &Schedule, options: &RunOptions) -> Outc
     let node_of = |i: usize| config.nodes[instances[i].0].name.clone();
     let coverage = earliest_per_node(w.coverage.iter().map(|r| r.first.as_slice()), node_of, |f| f.index, |f| (f.at_ns, f.step));
     let edges = earliest_per_node(w.edges.iter().map(|r| r.first.as_slice()), node_of, |f| (f.index, f.bucket), |f| (f.at_ns, f.step));
-    let applied = Schedule { seed: schedule.seed, faults: Some(w.faults_applied.clone()), branches: schedule.branches.clone() };
+    let applied = Schedule { seed: w.name_seed, faults: Some(w.faults_applied.clone()), branches: std::mem::take(&mut w.branches), prefix: w.prefix };
     Outcome {
-        seed: schedule.seed,
+        seed: w.name_seed,
         schedule: applied,
         properties: std::mem::take(&mut w.props.by_message),
         watermarks_dropped: w.props.watermarks.dropped,

@@ -17,16 +17,50 @@ pub const SCHEDULE_VERSION: u32 = 1;
 pub const FAULTS_MAX: usize = 100_000;
 pub const BRANCHES_MAX: usize = 1_000;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
     pub seed: u64,
     pub faults: Option<Vec<Fault>>,
     pub branches: Vec<Branch>,
+    /// This run shares a prefix with another seed's (`run -from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<Prefix>,
+}
+
+/// A run that is seed `seed`'s run until the first scheduler step at or
+/// after `at_ns`, where every stream is re-keyed by the schedule's own seed:
+/// a sweep from one snapshot (`seedfall run -from`), recorded so a replay
+/// needs no snapshot. `setup`: `at_ns` is the first nanosecond after the
+/// workload reported setup complete in that run (`-from setup`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prefix {
+    pub seed: u64,
+    pub at_ns: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub setup: bool,
 }
 
 impl Schedule {
     pub fn seed(seed: u64) -> Schedule {
-        Schedule { seed, faults: None, branches: Vec::new() }
+        Schedule { seed, faults: None, branches: Vec::new(), prefix: None }
+    }
+
+    /// The seed the world's streams start from: the prefix's, if any.
+    pub fn world_seed(&self) -> u64 {
+        self.prefix.map_or(self.seed, |p| p.seed)
+    }
+
+    /// Every branch the run applies, in order: the prefix's re-key of every
+    /// stream first (by this seed), then the schedule's own, stably by time.
+    pub fn applied_branches(&self) -> Vec<Branch> {
+        let mut all = Vec::with_capacity(self.branches.len() + 1);
+        if let Some(p) = self.prefix {
+            all.push(Branch { at_ns: p.at_ns, streams: Stream::ALL.iter().map(|s| s.name().to_string()).collect(), key: self.seed });
+        }
+        all.extend(self.branches.iter().cloned());
+        all.sort_by_key(|b| b.at_ns); // stable: listing order breaks ties
+        all
     }
 }
 
@@ -243,6 +277,8 @@ pub struct ScheduleFile {
     pub faults: Vec<Fault>,
     #[serde(default)]
     pub branches: Vec<Branch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<Prefix>,
 }
 
 impl ScheduleFile {
@@ -253,11 +289,12 @@ impl ScheduleFile {
             seed: schedule.seed,
             faults: applied.to_vec(),
             branches: schedule.branches.clone(),
+            prefix: schedule.prefix,
         }
     }
 
     pub fn schedule(&self) -> Schedule {
-        Schedule { seed: self.seed, faults: Some(self.faults.clone()), branches: self.branches.clone() }
+        Schedule { seed: self.seed, faults: Some(self.faults.clone()), branches: self.branches.clone(), prefix: self.prefix }
     }
 
     /// Parses and checks a schedule file against `config`.
@@ -267,6 +304,11 @@ impl ScheduleFile {
             return Err(format!("schedule version {} is not supported (this seedfall reads {SCHEDULE_VERSION})", file.version));
         }
         check_fits(&file.faults, &file.branches, config)?;
+        if let Some(p) = file.prefix {
+            if p.at_ns > crate::vtime::DURATION_MAX.nanos() {
+                return Err(format!("prefix.at_ns {} is past the longest run (1000h)", p.at_ns));
+            }
+        }
         Ok(file)
     }
 }

@@ -162,7 +162,9 @@ impl Scheduler {
     }
 
     /// Runs steps until the run ends.
-    pub fn drive(&mut self, duration: VTime) -> (EndReason, Option<Failure>) {
+    /// Runs steps until the run ends. Between steps, where branches due
+    /// apply, `pause` may stop the run a while (a snapshot).
+    pub fn drive(&mut self, duration: VTime, mut pause: Option<&mut dyn crate::snapshot::Pause>) -> (EndReason, Option<Failure>) {
         let mut cx = Context::from_waker(Waker::noop());
         let mut runnable: Vec<usize> = Vec::with_capacity(self.futures.len());
         loop {
@@ -170,6 +172,14 @@ impl Scheduler {
                 let mut w = self.world.lock().unwrap();
                 if let Some(end) = check_end(&mut w, duration) {
                     return end;
+                }
+                if let Some(p) = pause.as_deref_mut() {
+                    let mut pauses = 0;
+                    while p.due(&w) {
+                        pauses += 1;
+                        assert!(pauses <= crate::snapshot::PAUSES_AT_ONCE_MAX, "a pause stays due after it was reached");
+                        p.reached(&mut w);
+                    }
                 }
                 w.apply_due_branches();
                 Self::fire_events(&mut w)

@@ -5,13 +5,13 @@
 //! decisions. Events are kept up to `EVENTS_MAX`; past that they are still
 //! hashed, and counted as dropped, so a chatty guest cannot exhaust memory.
 use crate::vtime::VTime;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const EVENTS_MAX: usize = 200_000;
 /// Room past `EVENTS_MAX` for notes (one per node instance and stream).
 pub const NOTES_MAX: usize = 4096;
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TraceEvent {
     pub step: u64,
     pub time_ns: u64,
@@ -21,7 +21,7 @@ pub struct TraceEvent {
     pub kind: EventKind,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EventKind {
     Start,
@@ -75,7 +75,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum DiskOp {
     Create,
@@ -99,7 +99,7 @@ impl DiskOp {
     }
 }
 
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Stdio {
     Stdout,

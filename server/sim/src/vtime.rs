@@ -5,7 +5,7 @@
 use std::fmt;
 use std::ops::{Add, Sub};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct VTime(pub u64);
 
 /// The longest duration a config or a schedule file may give (a run's

@@ -117,6 +117,9 @@ pub struct FaultState {
     pub io_latency_ns: u64,
     pub fsync_latency_ns: u64,
     pub media: crate::storage::MediaFaultState,
+    /// Rates mode with branches: the config, to draw the time-based faults
+    /// again when a branch re-keys the `faults` stream.
+    pub rates: Option<std::sync::Arc<crate::config::Config>>,
 }
 
 pub struct World {
@@ -150,6 +153,17 @@ pub struct World {
     pub faults_planned: Option<Vec<Fault>>,
     /// Branches not yet applied, earliest first.
     pub branches_pending: VecDeque<Branch>,
+    /// How many branches have been applied (those before `branches_pending`).
+    pub branches_applied: usize,
+    /// The schedule's branches as it lists them (the outcome's schedule).
+    pub branches: Vec<Branch>,
+    /// The schedule's seed, which names the run (`seed` is the streams':
+    /// the prefix's, when the run has one), and its prefix.
+    pub name_seed: u64,
+    pub prefix: Option<crate::schedule::Prefix>,
+    /// When this run started on the host (`Stats::real_ns`; a snapshot
+    /// child starts its own clock when it is forked).
+    pub real_start: std::time::Instant,
     pub setup_complete_ns: Option<u64>,
     pub faults: FaultState,
     pub net: crate::net::Net,
@@ -201,6 +215,11 @@ impl World {
             faults_applied: Vec::new(),
             faults_planned: None,
             branches_pending: VecDeque::new(),
+            branches_applied: 0,
+            name_seed: seed,
+            prefix: None,
+            branches: Vec::new(),
+            real_start: std::time::Instant::now(),
             setup_complete_ns: None,
             faults: FaultState::default(),
             oracle: BTreeMap::new(),
@@ -305,10 +324,29 @@ impl World {
     pub fn apply_due_branches(&mut self) {
         while self.branches_pending.front().is_some_and(|b| b.at_ns <= self.now.nanos()) {
             let b = self.branches_pending.pop_front().unwrap();
-            for s in b.parsed_streams() {
+            self.branches_applied += 1;
+            let streams = b.parsed_streams();
+            for &s in &streams {
                 self.streams.rekey(s, self.seed, b.key);
             }
             self.record(None, EventKind::Branch { streams: b.streams.clone() });
+            if streams.contains(&Stream::Faults) {
+                self.replan_faults();
+            }
+        }
+    }
+
+    /// Rates mode: the time-based faults drawn for the time after now, and
+    /// not yet applied, are drawn again from the re-keyed `faults` stream, so
+    /// a branch changes what faults come, not only the other draws. (With a
+    /// schedule's exact faults there is nothing to draw.)
+    fn replan_faults(&mut self) {
+        let Some(config) = self.faults.rates.clone() else { return };
+        self.events.retain(|e| !matches!(e, Event::Fault { .. }));
+        for (at, planned) in crate::faults::plan(&config, &self.faults.families, &mut self.streams, self.now) {
+            let plan_idx = self.faults.plan.len();
+            self.faults.plan.push(planned);
+            self.push_event(at, Event::Fault { plan_idx });
         }
     }
 

@@ -150,12 +150,14 @@ impl Chooser {
         unreachable!("x < total")
     }
 
-    /// A child schedule from the corpus, as the module docs describe.
-    pub fn child(&mut self, plan: &Plan, corpus: &Corpus, config: &Config) -> Schedule {
+    /// A child schedule from the corpus, as the module docs describe, and
+    /// its parent's (whose snapshot it may continue from).
+    pub fn child(&mut self, plan: &Plan, corpus: &Corpus, config: &Config) -> (Schedule, Schedule) {
         assert!(!plan.is_empty(), "exploration needs a corpus");
         let (idx, _, points) = &plan.entries[self.weighted(&plan.entries.iter().map(|e| e.1).collect::<Vec<_>>())];
         let entry = &corpus.entries[*idx];
-        let mut child = entry.schedule();
+        let parent = entry.schedule();
+        let mut child = parent.clone();
         let end_ns = entry.end_ns.max(1);
         // Just after the chosen signal; with none to branch after (a run
         // that reached nothing before its end), a random moment (from the
@@ -180,7 +182,7 @@ impl Chooser {
             roll = 0;
         }
         if roll == 4 && self.mutate_faults(&mut child, entry.end_ns, config) {
-            return child;
+            return (parent, child);
         }
         const REKEYABLE: [Stream; 5] = [Stream::Sched, Stream::Net, Stream::Disk, Stream::DiskLatency, Stream::Random];
         let drawn: Vec<Stream> = REKEYABLE.into_iter().filter(|s| entry.stream_draws.get(*s as usize).is_some_and(|&n| n > 0)).collect();
@@ -192,11 +194,11 @@ impl Chooser {
             let span = self.below(end_ns - after) + 1;
             let at_ns = after + self.below(span);
             child.branches.push(Branch { at_ns, streams: vec![stream.name().to_string()], key: self.rng.next_u64() | 1 });
-            return child;
+            return (parent, child);
         }
         let all: Vec<String> = Stream::ALL.iter().map(|s| s.name().to_string()).collect();
         child.branches.push(Branch { at_ns: after, streams: all, key: self.rng.next_u64() | 1 });
-        child
+        (parent, child)
     }
 
     /// Adds, removes or shifts one fault; false when none of those applies.

@@ -56,7 +56,7 @@ impl Entry {
     }
 
     pub fn schedule(&self) -> Schedule {
-        Schedule { seed: self.seed, faults: Some(self.faults.clone()), branches: self.branches.clone() }
+        Schedule { seed: self.seed, faults: Some(self.faults.clone()), branches: self.branches.clone(), prefix: None }
     }
 
     pub fn file_name(&self) -> String {
@@ -195,7 +195,7 @@ mod tests {
 
     fn entry(seed: u64, faults: usize) -> Entry {
         let f = (0..faults).map(|i| Fault::Pause { node: "n".into(), at_ns: i as u64, duration_ns: 1 }).collect();
-        Entry::new("c", &Schedule { seed, faults: Some(f), branches: Vec::new() }, 100, &[])
+        Entry::new("c", &Schedule { seed, faults: Some(f), branches: Vec::new(), prefix: None }, 100, &[])
     }
 
     #[test]

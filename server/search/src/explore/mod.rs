@@ -13,7 +13,6 @@ pub mod growth;
 pub mod signals;
 pub mod stop;
 
-use crate::target::run_each;
 use crate::seeds::SeedRange;
 use corpus::{Corpus, Entry};
 pub use growth::Growth;
@@ -93,7 +92,10 @@ pub struct ExploreResult {
 /// carries edge probes, whose fuel shifts virtual time), each failure is run
 /// again there and kept only when the same finding happens: what is kept
 /// always replays on the ordinary program.
-pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptions, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
+///
+/// With `snapshots`, a child continues from a snapshot of its parent entry's
+/// run at the moment it branches, instead of running the prefix again.
+pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptions, snapshots: Option<&crate::snapshots::Snapshots>, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
     assert!(opts.batch > 0 && opts.jobs > 0);
     let config = &program.config;
     let started = Instant::now();
@@ -111,24 +113,25 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let round_max = opts.rounds.unwrap_or(ROUNDS_MAX).min(ROUNDS_MAX);
     let mut stop_reason = String::new();
     for round in 1..=round_max {
-        let schedules: Vec<Schedule> = if round == 1 {
+        let (parents, schedules): (Vec<Option<Schedule>>, Vec<Schedule>) = if round == 1 {
             let mut s: Vec<Schedule> = (0..opts.seeds.len()).map(|i| Schedule::seed(opts.seeds.nth(i))).collect();
             s.extend(loaded.iter().map(Entry::schedule));
-            s
+            (vec![None; s.len()], s)
         } else {
             let plan = children::Plan::new(&corpus, &growth);
             if plan.is_empty() {
                 stop_reason = "nothing to explore from: no run reached a signal".into();
                 break;
             }
-            (0..opts.batch).map(|_| chooser.child(&plan, &corpus, config)).collect()
+            (0..opts.batch).map(|_| chooser.child(&plan, &corpus, config)).map(|(p, c)| (Some(p), c)).unzip()
         };
         let functions_before = growth.functions;
         let mut new_signals = Vec::new();
         let mut new_function_names: Vec<(u8, String)> = Vec::new();
         let mut novel_at = None;
         let runs = &mut progress.runs;
-        run_each(program, &schedules, opts.jobs, true, stop, |o| {
+        let parents = snapshots.map(|snapshots| crate::target::Parents { snapshots, of: &parents });
+        crate::target::run_each_from(program, parents, &schedules, opts.jobs, true, stop, |o| {
             *runs += 1;
             properties.add(&o);
             let reached = signals::of(&o);

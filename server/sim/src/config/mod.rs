@@ -64,7 +64,7 @@ pub const RUN_MEMORY_MB_DEFAULT: u64 = 4096;
 /// `limits.output_mb` when the config does not say.
 pub const OUTPUT_MB_DEFAULT: u64 = 4;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// A node that runs this many instructions without blocking fails the run.
     pub watchdog_instructions: u64,

@@ -377,7 +377,7 @@ pub fn instrument_with(wasm: &[u8], mode: Mode) -> Result<Instrumented, String> 
 }
 
 /// A function first entered in a run: when (virtual time, scheduler step).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct FirstEntry {
     pub index: u32,
     pub at_ns: u64,

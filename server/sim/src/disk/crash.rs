@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const LOSSES_MAX: usize = 64;
 
 /// One thing a crash took (or brought back).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "loss", rename_all = "snake_case")]
 pub enum Loss {
     /// Created (file or folder) and never made durable: gone.

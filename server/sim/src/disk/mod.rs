@@ -171,7 +171,7 @@ impl Default for Disk {
 }
 
 /// One entry of a disk's tree (`tree`): what `inspect -tree` prints.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TreeEntry {
     pub path: String,
     pub dir: bool,

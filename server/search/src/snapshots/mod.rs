@@ -1,0 +1,16 @@
+//! Snapshots: children of a run continue from a moment of it instead of
+//! running its prefix again (docs/snapshots.md).
+//!
+//! A forked process is the snapshot: every node's memory, globals, tables
+//! and suspended fiber, the clock, the event queue, the streams, the disks
+//! and the network, as they were between two scheduler steps, shared
+//! copy-on-write with every child forked from it. `runner` is that process
+//! tree (one thread, as fork needs), `client` the side of the command that
+//! asks it for runs, `wire` what they say. `seedfall_sim::snapshot` says
+//! why a child's outcome is the same as the same schedule from scratch.
+pub mod client;
+pub mod runner;
+pub mod wire;
+
+pub use client::{Report, Snapshots};
+pub use wire::Moment;
