@@ -59,13 +59,14 @@ func main() {
 	clients := flag.Int("clients", 3, "client: concurrent clients")
 	ops := flag.Int("ops", 40, "client: operations per client")
 	keys := flag.Int("keys", 3, "client: keys")
-	runFor := flag.Duration("run-for", 2500*time.Millisecond, "client: start no operation after this much virtual time")
+	runFor := flag.Duration("run-for", 2500*time.Millisecond, "client: start no operation after this much virtual time (after the preload)")
+	preload := flag.Int("preload", 0, "client: first write this many keys, one after another, then report setup complete")
 	flag.Parse()
 	switch *role {
 	case "raft":
 		serve(*staleReads)
 	case "client":
-		client(*clients, *ops, *keys, *runFor)
+		client(*clients, *ops, *keys, *runFor, *preload)
 	default:
 		fmt.Fprintf(os.Stderr, "raftkv: unknown -role %q\n", *role)
 		os.Exit(2)
@@ -296,7 +297,27 @@ func do(h *history.History, id int, c *conn, in history.KVInput, deadline time.T
 	}
 }
 
-func client(clients, ops, keys int, runFor time.Duration) {
+// settle writes n keys p0..p<n-1>, each until it is certainly done (a
+// write whose outcome is unknown is written again: these keys are not in
+// the history), then reports setup complete: the cluster has a leader and
+// a log with data in it, the state the workload's faults should hit.
+func settle(n int) {
+	c := &conn{http: &http.Client{Timeout: 400 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}}
+	for i := 0; i < n; i++ {
+		for {
+			if res, _ := c.attempt(http.MethodPut, fmt.Sprintf("p%d", i), "preloaded"); res == done {
+				break
+			}
+			time.Sleep(time.Duration(5+sim.RandomIntN(20)) * time.Millisecond)
+		}
+	}
+	sim.SetupComplete(map[string]any{"preloaded keys": n})
+}
+
+func client(clients, ops, keys int, runFor time.Duration, preload int) {
+	if preload > 0 {
+		settle(preload)
+	}
 	h := history.New("kv")
 	stop := time.Now().Add(runFor)
 	var wg sync.WaitGroup

@@ -203,11 +203,15 @@ pub fn main(a: CauseArgs) -> i32 {
     };
     let stop = AtomicBool::new(false);
     let failing = Failing { schedule: &parent, trace: &first.trace, target: &target, failure_ns: failure.time_ns };
-    let snapshots = crate::snapshots::start(&a.snapshots, &a.run.config, &a.run.resources, &project, a.run.resources.edges());
-    let report = seedfall_search::cause::cause(&project.program, &failing, &options, snapshots.as_ref(), &stop, &mut || bar.inc(1));
+    let started = std::sync::OnceLock::new();
+    if first.stats.real_ns >= seedfall_search::snapshots::WORTH_RUN_NS {
+        started.get_or_init(|| crate::snapshots::start(&a.snapshots, &a.run.config, &a.run.resources, &project, a.run.resources.edges()));
+    }
+    let snapshots = started.get().and_then(Option::as_ref);
+    let report = seedfall_search::cause::cause(&project.program, &failing, &options, snapshots, &stop, &mut || bar.inc(1));
     bar.finish_and_clear();
-    crate::snapshots::say(snapshots.as_ref());
-    drop(snapshots);
+    crate::snapshots::say_lazy(&started, &a.snapshots);
+    drop(started);
     // Every schedule cause ran replays exactly.
     let children_dir: PathBuf = dir.join(format!("cause-seed-{}", schedule.seed));
     let _ = std::fs::remove_dir_all(&children_dir);

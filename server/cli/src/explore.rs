@@ -149,8 +149,9 @@ pub fn main(a: ExploreArgs) -> i32 {
         None => (&project.program, None),
     };
     let edges_on = edges.is_some();
-    let snapshots = crate::snapshots::start(&a.snapshots, &a.config, &a.resources, edges.as_ref().unwrap_or(&project), edges_on);
-    let result = explore(explored, confirm, &opts, snapshots.as_ref(), &stop, &mut |r| {
+    let started = std::sync::OnceLock::new();
+    let start = || started.get_or_init(|| crate::snapshots::start(&a.snapshots, &a.config, &a.resources, edges.as_ref().unwrap_or(&project), edges_on)).as_ref();
+    let result = explore(explored, confirm, &opts, a.snapshots.on().then_some(&start), &stop, &mut |r| {
         if events {
             eprintln!("round {}", serde_json::to_string(r).unwrap());
         }
@@ -171,8 +172,8 @@ pub fn main(a: ExploreArgs) -> i32 {
             println!("    new functions: {}{more}", r.new_function_names.join(", "));
         }
     });
-    crate::snapshots::say(snapshots.as_ref());
-    drop(snapshots);
+    crate::snapshots::say_lazy(&started, &a.snapshots);
+    drop(started);
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }

@@ -70,6 +70,19 @@ pub fn start(args: &SnapshotArgs, config: &Path, resources: &Resources, project:
     }
 }
 
+/// What snapshots did, or that they were never started because the runs
+/// were too short to gain from them.
+pub fn say_lazy(cell: &std::sync::OnceLock<Option<Snapshots>>, args: &SnapshotArgs) {
+    match cell.get() {
+        Some(s) => say(s.as_ref()),
+        None if args.on() => eprintln!(
+            "seedfall: snapshots: not used: these runs take under {} ms each, too short for a snapshot to pay",
+            seedfall_search::snapshots::WORTH_RUN_NS / 1_000_000
+        ),
+        None => {}
+    }
+}
+
 /// One line on stderr of what snapshots did (stdout stays the same with
 /// `-snapshots off`).
 pub fn say(snapshots: Option<&Snapshots>) {

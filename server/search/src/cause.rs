@@ -139,7 +139,7 @@ pub fn runs_max(n_faults: usize, options: &CauseOptions) -> u64 {
 /// schedule's last branch, else at 0.
 fn moments_start(tests: &FaultTests, parent: &Schedule, failure_ns: u64) -> (MomentsAfter, u64) {
     let fault = tests.last_necessary_ns();
-    let branch = parent.branches.iter().map(|b| b.at_ns).filter(|&t| t < failure_ns).max();
+    let branch = parent.applied_branches().iter().map(|b| b.at_ns).filter(|&t| t < failure_ns).max();
     match (fault, branch) {
         (None, None) => (MomentsAfter::Start, 0),
         (Some(f), Some(b)) if b > f => (MomentsAfter::LastBranch, b),

@@ -76,7 +76,14 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
             w.faults.media.latent_sector_error = media(&config.faults.latent_sector_error, fam.latent_sector_error);
             w.faults.media.misdirected_write = media(&config.faults.misdirected_write, fam.misdirected_write);
             w.faults.media.lost_write = media(&config.faults.lost_write, fam.lost_write);
-            faults::plan(config, &w.faults.families, &mut w.streams, crate::vtime::VTime::ZERO)
+            if config.faults.after_setup {
+                // Planned when setup completes (`World::setup_complete`).
+                w.faults.waiting_setup = true;
+                w.faults.rates = Some(std::sync::Arc::new(config.clone()));
+                Vec::new()
+            } else {
+                faults::plan(config, &w.faults.families, &mut w.streams, crate::vtime::VTime::ZERO)
+            }
         }
         Some(list) => {
             let mut timed = Vec::new();

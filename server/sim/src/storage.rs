@@ -91,6 +91,7 @@ impl World {
             self.faults.eio_at_sync.contains(&(node_idx, sync))
         } else {
             self.faults.families.fsync_eio
+                && !self.faults.waiting_setup
                 && self.faults.eio_targets.get(node_idx).copied().unwrap_or(false)
                 && (self.streams.next_u64(Stream::Faults) as f64) < self.faults.eio_probability * (u64::MAX as f64)
         };
@@ -139,7 +140,7 @@ impl World {
     /// storage faults is what it always was.
     fn media_on(&self, node_idx: usize, family: fn(&MediaFaultState) -> &MediaRate) -> bool {
         let rate = family(&self.faults.media);
-        self.faults_planned.is_none() && rate.on && rate.probability > 0.0 && rate.targets.get(node_idx).copied().unwrap_or(false)
+        self.faults_planned.is_none() && !self.faults.waiting_setup && rate.on && rate.probability > 0.0 && rate.targets.get(node_idx).copied().unwrap_or(false)
     }
 
     /// Rates mode: whether `family` hits this operation of the node, on the

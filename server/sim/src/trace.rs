@@ -43,9 +43,9 @@ pub enum EventKind {
     Crash {
         sectors_lost: u64,
         sectors_torn_kept: u64,
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         lost: Vec<crate::disk::Loss>,
-        #[serde(skip_serializing_if = "is_zero")]
+        #[serde(default, skip_serializing_if = "is_zero")]
         lost_more: u64,
     },
     Restart,

@@ -120,6 +120,9 @@ pub struct FaultState {
     /// Rates mode with branches: the config, to draw the time-based faults
     /// again when a branch re-keys the `faults` stream.
     pub rates: Option<std::sync::Arc<crate::config::Config>>,
+    /// Rates mode with `faults.after_setup`, before setup completed: no
+    /// fault is planned or drawn yet.
+    pub waiting_setup: bool,
 }
 
 pub struct World {
@@ -288,6 +291,11 @@ impl World {
     }
 
     pub fn setup_complete(&mut self, node_idx: usize, _details: String) {
+        if self.faults.waiting_setup {
+            // `faults.after_setup`: the faults start now.
+            self.faults.waiting_setup = false;
+            self.replan_faults();
+        }
         if self.setup_complete_ns.is_none() {
             self.setup_complete_ns = Some(self.now.nanos());
             self.record(Some(node_idx), EventKind::SetupComplete);
@@ -342,6 +350,9 @@ impl World {
     /// schedule's exact faults there is nothing to draw.)
     fn replan_faults(&mut self) {
         let Some(config) = self.faults.rates.clone() else { return };
+        if self.faults.waiting_setup {
+            return;
+        }
         self.events.retain(|e| !matches!(e, Event::Fault { .. }));
         for (at, planned) in crate::faults::plan(&config, &self.faults.families, &mut self.streams, self.now) {
             let plan_idx = self.faults.plan.len();

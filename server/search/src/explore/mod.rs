@@ -93,9 +93,11 @@ pub struct ExploreResult {
 /// again there and kept only when the same finding happens: what is kept
 /// always replays on the ordinary program.
 ///
-/// With `snapshots`, a child continues from a snapshot of its parent entry's
-/// run at the moment it branches, instead of running the prefix again.
-pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptions, snapshots: Option<&crate::snapshots::Snapshots>, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
+/// With `snapshots`, when round 1's runs are long enough to pay for it
+/// (`snapshots::WORTH_RUN_NS`), a child continues from a snapshot of its
+/// parent entry's run at the moment it branches, instead of running the
+/// prefix again.
+pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptions, snapshots: Option<crate::snapshots::Starter>, stop: &AtomicBool, on_round: &mut dyn FnMut(&Round)) -> ExploreResult {
     assert!(opts.batch > 0 && opts.jobs > 0);
     let config = &program.config;
     let started = Instant::now();
@@ -112,6 +114,8 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let limits = stop::Limits { rounds: opts.rounds, budget: opts.budget, until_novelty: opts.until_novelty };
     let round_max = opts.rounds.unwrap_or(ROUNDS_MAX).min(ROUNDS_MAX);
     let mut stop_reason = String::new();
+    let mut round1_real_ns = Vec::new();
+    let mut use_snapshots = None;
     for round in 1..=round_max {
         let (parents, schedules): (Vec<Option<Schedule>>, Vec<Schedule>) = if round == 1 {
             let mut s: Vec<Schedule> = (0..opts.seeds.len()).map(|i| Schedule::seed(opts.seeds.nth(i))).collect();
@@ -130,9 +134,17 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
         let mut new_function_names: Vec<(u8, String)> = Vec::new();
         let mut novel_at = None;
         let runs = &mut progress.runs;
-        let parents = snapshots.map(|snapshots| crate::target::Parents { snapshots, of: &parents });
+        if round == 2 {
+            round1_real_ns.sort_unstable();
+            let median = round1_real_ns.get(round1_real_ns.len() / 2).copied().unwrap_or(0);
+            use_snapshots = snapshots.filter(|_| median >= crate::snapshots::WORTH_RUN_NS).and_then(|start| start());
+        }
+        let parents = use_snapshots.map(|snapshots| crate::target::Parents { snapshots, of: &parents });
         crate::target::run_each_from(program, parents, &schedules, opts.jobs, true, stop, |o| {
             *runs += 1;
+            if round == 1 {
+                round1_real_ns.push(o.stats.real_ns);
+            }
             properties.add(&o);
             let reached = signals::of(&o);
             let new = growth.add_reached(&o, &reached);

@@ -14,3 +14,12 @@ pub mod wire;
 
 pub use client::{Report, Snapshots};
 pub use wire::Moment;
+
+/// Runs shorter than this (host time) gain nothing from snapshots: taking
+/// one and starting a child from it cost about a millisecond each for
+/// small guests, up to 15 ms for a Go cluster, and the runner loads the
+/// program once more. Explore and cause use them only for longer runs.
+pub const WORTH_RUN_NS: u64 = 20_000_000;
+
+/// Starts the runner the first time it is asked for (None: no snapshots).
+pub type Starter<'a> = &'a (dyn Fn() -> Option<&'a Snapshots> + Sync);

@@ -8,6 +8,10 @@ use serde_json::Value;
 pub struct FaultConfig {
     /// Each seed switches a random half of the configured families on.
     pub swarm: bool,
+    /// No fault before a workload reports setup complete (as Antithesis
+    /// does): the cluster forms undisturbed, and the faults are drawn from
+    /// then on.
+    pub after_setup: bool,
     pub crash: Option<CrashFaults>,
     pub fsync_eio: Option<FsyncEioFaults>,
     pub torn_writes: bool,
@@ -90,7 +94,7 @@ pub struct JumpFaults {
 }
 
 const FAULT_FIELDS: &[&str] = &[
-    "swarm", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition",
+    "swarm", "after_setup", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition",
     "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write",
 ];
 const MEDIA_FIELDS: &[&str] = &["probability", "nodes", "atlas"];
@@ -107,6 +111,9 @@ impl Parser {
         let mut f = FaultConfig::default();
         if let Some(x) = m.get("swarm") {
             f.swarm = self.bool(x, "$.faults.swarm")?;
+        }
+        if let Some(x) = m.get("after_setup") {
+            f.after_setup = self.bool(x, "$.faults.after_setup")?;
         }
         if let Some(x) = m.get("torn_writes") {
             f.torn_writes = self.bool(x, "$.faults.torn_writes")?;
