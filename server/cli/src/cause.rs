@@ -204,7 +204,7 @@ pub fn main(a: CauseArgs) -> i32 {
     let stop = AtomicBool::new(false);
     let failing = Failing { schedule: &parent, trace: &first.trace, target: &target, failure_ns: failure.time_ns };
     let started = std::sync::OnceLock::new();
-    if first.stats.real_ns >= seedfall_search::snapshots::WORTH_RUN_NS {
+    if first.stats.real_ns >= a.snapshots.worth_ns() {
         started.get_or_init(|| crate::snapshots::start(&a.snapshots, &a.run.config, &a.run.resources, &project, a.run.resources.edges()));
     }
     let snapshots = started.get().and_then(Option::as_ref);

@@ -136,6 +136,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         explore_seed: a.explore_seed,
         jobs,
         corpus_dir: corpus_dir.clone(),
+        snapshot_worth_ns: a.snapshots.worth_ns(),
     };
     let profile = match crate::profile::start(a.extras.cpuprofile.as_deref()) {
         Ok(p) => p,

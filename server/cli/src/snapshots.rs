@@ -13,15 +13,21 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Clone, Debug)]
 pub struct SnapshotArgs {
     /// `on`: children continue from snapshots of their parent run instead
-    /// of running its prefix again (the default); `off`: every run from the
+    /// of running its prefix again, when runs are long enough to gain (the
+    /// default); `always`: even for short runs; `off`: every run from the
     /// start. The output is the same either way, but for wall-clock figures.
-    #[arg(long = "snapshots", default_value = "on", value_parser = ["on", "off"])]
+    #[arg(long = "snapshots", default_value = "on", value_parser = ["on", "always", "off"])]
     pub snapshots: String,
 }
 
 impl SnapshotArgs {
     pub fn on(&self) -> bool {
-        self.snapshots == "on"
+        self.snapshots != "off"
+    }
+
+    /// How long a run must take for explore and cause to use snapshots.
+    pub fn worth_ns(&self) -> u64 {
+        if self.snapshots == "always" { 0 } else { seedfall_search::snapshots::WORTH_RUN_NS }
     }
 }
 

@@ -54,6 +54,9 @@ pub struct ExploreOptions {
     pub explore_seed: u64,
     pub jobs: usize,
     pub corpus_dir: PathBuf,
+    /// Children use snapshots when round 1's median run took at least this
+    /// long on the host (`snapshots::WORTH_RUN_NS`; 0: always).
+    pub snapshot_worth_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -137,7 +140,7 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
         if round == 2 {
             round1_real_ns.sort_unstable();
             let median = round1_real_ns.get(round1_real_ns.len() / 2).copied().unwrap_or(0);
-            use_snapshots = snapshots.filter(|_| median >= crate::snapshots::WORTH_RUN_NS).and_then(|start| start());
+            use_snapshots = snapshots.filter(|_| median >= opts.snapshot_worth_ns).and_then(|start| start());
         }
         let parents = use_snapshots.map(|snapshots| crate::target::Parents { snapshots, of: &parents });
         crate::target::run_each_from(program, parents, &schedules, opts.jobs, true, stop, |o| {
