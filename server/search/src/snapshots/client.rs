@@ -71,6 +71,11 @@ struct Books {
     /// `AfterSetup` ones once their time is known.
     by_base: BTreeMap<String, BTreeMap<u64, SnapId>>,
     setup: BTreeMap<String, SnapId>,
+    /// Per base: moments asked for ahead (`prepare`) and not taken yet.
+    planned: BTreeMap<String, Vec<u64>>,
+    /// Per base: the most memory one of its snapshots held, to size how
+    /// many to take in one run.
+    est_bytes: BTreeMap<String, u64>,
     answers: BTreeMap<u64, Answer>,
     dead: Option<String>,
     held_bytes: u64,
@@ -109,7 +114,7 @@ impl Snapshots {
             }
         }
         let books = Arc::new((
-            Mutex::new(Books { next: 1, tick: 0, snaps: BTreeMap::new(), by_base: BTreeMap::new(), setup: BTreeMap::new(), answers: BTreeMap::new(), dead: None, held_bytes: 0, report: Report::default() }),
+            Mutex::new(Books { next: 1, tick: 0, snaps: BTreeMap::new(), by_base: BTreeMap::new(), setup: BTreeMap::new(), planned: BTreeMap::new(), est_bytes: BTreeMap::new(), answers: BTreeMap::new(), dead: None, held_bytes: 0, report: Report::default() }),
             Condvar::new(),
         ));
         let reader = books.clone();
@@ -131,34 +136,17 @@ impl Snapshots {
         self.books.0.lock().unwrap().report.clone()
     }
 
-    /// Takes snapshots of `base` at each of `times` in one run of it (cause
-    /// takes all its moments at once); times already held are skipped.
+    /// Children of `base` will branch at `times` (cause's moments): when
+    /// one needs a snapshot, those from its time on are taken in the same
+    /// run of `base`, as many as the memory allowance holds.
     pub fn prepare(&self, base: &Schedule, times: &[u64]) {
         let key = key(base);
-        let mut times: Vec<u64> = times.iter().copied().filter(|&t| t > 0).collect();
-        times.sort_unstable();
-        times.dedup();
-        let (take, moments) = {
-            let mut b = self.books.0.lock().unwrap();
-            if b.dead.is_some() {
-                return;
-            }
-            let have = b.by_base.get(&key).cloned().unwrap_or_default();
-            times.retain(|t| !have.contains_key(t));
-            if times.is_empty() {
-                return;
-            }
-            let take = b.next;
-            b.next += 1;
-            for (i, &t) in times.iter().enumerate() {
-                let id = SnapId { take, index: i as u32 };
-                b.register(id, &key, t);
-            }
-            (take, times.iter().map(|&t| Moment::At(t)).collect())
-        };
-        if let Err(why) = self.send(&Request::Take { take, schedule: base.clone(), moments }) {
-            self.died(why);
-        }
+        let mut b = self.books.0.lock().unwrap();
+        let have = b.by_base.get(&key).cloned().unwrap_or_default();
+        let planned = b.planned.entry(key).or_default();
+        planned.extend(times.iter().copied().filter(|t| *t > 0 && !have.contains_key(t)));
+        planned.sort_unstable();
+        planned.dedup();
     }
 
     /// A snapshot of `base` just after its workload reported setup
@@ -242,6 +230,9 @@ impl Snapshots {
     /// A ready snapshot of `base` that serves a child diverging at `t`
     /// (taking one when none is near enough), with a use counted.
     fn serving(&self, base: &Schedule, t: u64) -> Result<SnapId, String> {
+        // Room first: what no child uses any more goes before a new take
+        // is sized.
+        self.evict();
         let key = key(base);
         let (lock, cv) = &*self.books;
         let mut b = lock.lock().unwrap();
@@ -250,7 +241,10 @@ impl Snapshots {
             if let Some(why) = &b.dead {
                 return Err(why.clone());
             }
-            let near = b.by_base.get(&key).and_then(|m| m.range(..=t).next_back()).map(|(&t0, &id)| (t0, id)).filter(|&(t0, _)| t0 >= t / 4 * NEAR_ENOUGH);
+            // A moment planned ahead gets its own snapshot (taken with the
+            // others in one run); any other child takes the nearest.
+            let planned = b.planned.get(&key).is_some_and(|p| p.contains(&t));
+            let near = b.by_base.get(&key).and_then(|m| m.range(..=t).next_back()).map(|(&t0, &id)| (t0, id)).filter(|&(t0, _)| if planned { t0 == t } else { t0 >= t / 4 * NEAR_ENOUGH });
             match near.map(|(_, id)| (id, b.snaps.get(&id).map(|s| &s.state))) {
                 Some((id, Some(State::Ready { .. }))) => {
                     b.tick += 1;
@@ -266,13 +260,17 @@ impl Snapshots {
                 Some((_, Some(State::Missed(why)))) => return Err(why.clone()),
                 _ if asked => return Err("the snapshot's process ended".into()),
                 _ => {
-                    // None near enough: take one at `t`, from a fresh run of base.
+                    // None near enough: take one at `t` from a fresh run of
+                    // base, with the moments planned after it that fit.
                     let take = b.next;
                     b.next += 1;
-                    let id = SnapId { take, index: 0 };
-                    b.register(id, &key, t);
+                    let times = b.chunk(&key, t, self.allowance);
+                    for (i, &at) in times.iter().enumerate() {
+                        b.register(SnapId { take, index: i as u32 }, &key, at);
+                    }
                     drop(b);
-                    if let Err(why) = self.send(&Request::Take { take, schedule: base.clone(), moments: vec![Moment::At(t)] }) {
+                    let moments = times.iter().map(|&at| Moment::At(at)).collect();
+                    if let Err(why) = self.send(&Request::Take { take, schedule: base.clone(), moments }) {
                         self.died(why.clone());
                         return Err(why);
                     }
@@ -344,7 +342,32 @@ impl Snapshots {
     }
 }
 
+/// Snapshots taken in one run of a base before the memory one holds is
+/// known: one, so that the allowance holds from the first.
+const CHUNK_UNSIZED: usize = 1;
+
 impl Books {
+    /// The moments to take in one run for a child at `t`: `t`, then the
+    /// planned ones after it, as many as the allowance has room for.
+    fn chunk(&mut self, key: &str, t: u64, allowance: u64) -> Vec<u64> {
+        let fit = match self.est_bytes.get(key) {
+            Some(&est) if est > 0 => {
+                // Snapshots still being taken will hold about as much.
+                let taking = self.snaps.values().filter(|s| matches!(s.state, State::Taking)).count() as u64;
+                let room = allowance.saturating_sub(self.held_bytes + taking * est);
+                (room / est).max(1) as usize
+            }
+            _ => CHUNK_UNSIZED,
+        };
+        let planned = self.planned.entry(key.to_string()).or_default();
+        planned.retain(|&p| p != t);
+        let later: Vec<u64> = planned.iter().copied().filter(|&p| p > t).take(fit.saturating_sub(1)).collect();
+        planned.retain(|p| !later.contains(p));
+        let mut times = vec![t];
+        times.extend(later);
+        times
+    }
+
     fn register(&mut self, id: SnapId, key: &str, t: u64) {
         self.snaps.insert(id, Snap { base: key.to_string(), state: State::Taking, users: 0, used: 0, bytes: 0 });
         self.by_base.entry(key.to_string()).or_default().insert(t, id);
@@ -383,6 +406,10 @@ fn read_replies(from: &mut BufReader<std::process::ChildStdout>, books: &Arc<(Mu
                 b.report.taken += 1;
                 b.report.take_fork_ns += fork_ns;
                 let setup_key = b.setup.iter().find(|(_, v)| **v == snap).map(|(k, _)| k.clone());
+                if let Some(base) = b.snaps.get(&snap).map(|s| s.base.clone()) {
+                    let est = b.est_bytes.entry(base).or_default();
+                    *est = (*est).max(bytes);
+                }
                 if let Some(s) = b.snaps.get_mut(&snap) {
                     s.bytes = bytes;
                     // An after-setup snapshot serves children branching
