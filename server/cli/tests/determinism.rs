@@ -36,8 +36,10 @@ const CONFIGS: &[(&str, usize)] = &[
 fn every_config_gives_the_same_hashes_at_any_jobs() {
     for &(cfg, n) in CONFIGS {
         let seeds = format!("1-{n}");
-        let a = json(&seedfall(&["run", "-c", cfg, "-seeds", &seeds, "-j", "1", "-json", "-hashes"]));
-        let b = json(&seedfall(&["run", "-c", cfg, "-seeds", &seeds, "-j", "2", "-json", "-hashes"]));
+        // The engine alone: no snapshot serves a plain sweep, and -snapshots
+        // off says so (snapshots.rs checks them against these runs).
+        let a = json(&seedfall(&["run", "-c", cfg, "-seeds", &seeds, "-j", "1", "-json", "-hashes", "-snapshots", "off"]));
+        let b = json(&seedfall(&["run", "-c", cfg, "-seeds", &seeds, "-j", "2", "-json", "-hashes", "-snapshots", "off"]));
         assert_eq!(a["trace_hashes"], b["trace_hashes"], "{cfg}");
         assert_eq!(a["trace_hashes"].as_array().unwrap().len(), n, "{cfg}");
         let distinct: std::collections::BTreeSet<&str> = a["trace_hashes"].as_array().unwrap().iter().map(|h| h[1].as_str().unwrap()).collect();

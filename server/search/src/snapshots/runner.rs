@@ -390,7 +390,7 @@ impl Pause for Forker<'_> {
         let leaf = serve_snapshot(&mut mine, w);
         // A leaf: continue as the child's schedule.
         let (out, id, failing_trace, fork_ns, schedule) = leaf;
-        if !divergence(&self.base, &schedule).is_some_and(|t| t >= floor) {
+        if divergence(&self.base, &schedule).is_none_or(|t| t < floor) {
             let why = format!("the child's schedule leaves the snapshot's before its moment ({floor} ns)");
             let _ = wire::write(&mut { out }, &Reply::Lost { id, why });
             unsafe { libc::_exit(0) }
