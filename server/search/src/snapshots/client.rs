@@ -109,8 +109,13 @@ impl Snapshots {
             Ok(Some(Reply::Hello { .. })) => {}
             other => {
                 let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("the snapshot runner did not start (it said {other:?})"));
+                let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+                let said = match other {
+                    Ok(None) => format!("it ended ({status}) before it was ready; its message, if any, is above"),
+                    Ok(Some(r)) => format!("it answered {r:?}"),
+                    Err(e) => format!("its answer does not parse: {e}"),
+                };
+                return Err(format!("the snapshot runner did not start: {said}"));
             }
         }
         let books = Arc::new((
