@@ -182,6 +182,14 @@ fn cause_and_explore_print_the_same_without_snapshots() {
     let (on, off) = (run("always"), run("off"));
     assert!(on.stderr.contains("runs continued from one"), "{}", on.stderr);
     assert_eq!(timeless(&json(&on)), timeless(&json(&off)));
+    // Under edge probes the runner loads the probed program too.
+    let edges = |mode: &str| {
+        let dir = corpus.join(format!("edges-{mode}"));
+        seedfall(&["explore", "-c", &vault, "-explore-seed", "2", "-coverage", "edges", "-corpus", dir.to_str().unwrap(), "-snapshots", mode, "-json"])
+    };
+    let (on, off) = (edges("always"), edges("off"));
+    assert!(on.stderr.contains("runs continued from one"), "{}", on.stderr);
+    assert_eq!(timeless(&json(&on)), timeless(&json(&off)));
 }
 
 #[test]

@@ -387,7 +387,7 @@ impl Pause for Forker<'_> {
             Moment::At(t) => t,
             Moment::AfterSetup => w.setup_complete_ns.map_or(0, |s| s + 1),
         };
-        let leaf = serve_snapshot(&mut mine, w);
+        let leaf = serve_snapshot(&mut mine);
         // A leaf: continue as the child's schedule.
         let (out, id, failing_trace, fork_ns, schedule) = leaf;
         if divergence(&self.base, &schedule).is_none_or(|t| t < floor) {
@@ -409,7 +409,7 @@ struct Leaf {
 
 /// A snapshot's life: fork a leaf per order. Returns only in a leaf: its
 /// output pipe, the order, and its schedule.
-fn serve_snapshot(c: &mut Channel, _w: &mut World) -> (File, u64, bool, u64, Schedule) {
+fn serve_snapshot(c: &mut Channel) -> (File, u64, bool, u64, Schedule) {
     let mut leaves: Vec<Leaf> = Vec::new();
     loop {
         let mut fds = vec![pollfd(c.orders.as_raw_fd(), libc::POLLIN)];
