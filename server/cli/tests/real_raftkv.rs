@@ -45,3 +45,27 @@ fn reads_behind_a_barrier_on_the_leader_are_linearizable() {
     let pending = props.iter().find(|p| p["message"] == "a write's outcome is unknown").unwrap();
     assert!(pending["runs_hit"].as_u64().unwrap() >= seeds / 2, "{pending}");
 }
+
+/// The settled cluster (300 keys loaded, then setup complete, then the
+/// faults): a sweep from one snapshot after setup finds the stale read, and
+/// its failure replays without a snapshot; the correct cluster passes there.
+#[test]
+fn after_setup_a_sweep_from_one_snapshot_finds_the_stale_read() {
+    let broken = "examples/raftkv/seedfall.settled-broken.json";
+    let out = seedfall(&["run", "-c", broken, "-seeds", "1-24", "-from", "setup", "-json"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("snapshots: 1 taken") && out.stderr.contains("24 runs continued from one"), "{}", out.stderr);
+    let doc = json(&out);
+    let failures = doc["failures"].as_array().unwrap();
+    assert!(!failures.is_empty(), "stale reads after setup: {doc}");
+    for f in failures {
+        assert_eq!(f["nodes"][0]["message"], CHECK, "{f}");
+        assert!(f["time_ns"].as_u64().unwrap() > 5_000_000_000, "after the settle: {f}");
+    }
+    let first = failures.iter().find(|f| f["folder"].is_string()).expect("a kept folder");
+    let faults = repo().join(first["folder"].as_str().unwrap()).join("faults.json");
+    let replay = json(&seedfall(&["replay", "-c", broken, "-faults", faults.to_str().unwrap(), "-json"]));
+    assert_eq!(replay["trace_hash"], first["trace_hash"], "replays from scratch");
+    let ok = json(&seedfall(&["run", "-c", "examples/raftkv/seedfall.settled.json", "-seeds", "1-24", "-from", "setup", "-json"]));
+    assert_eq!(ok["failed"], 0, "{ok}");
+}
