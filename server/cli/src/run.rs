@@ -49,6 +49,11 @@ pub struct RunArgs {
     /// The seed whose run all seeds of -from share up to that moment.
     #[arg(long = "prefix-seed", value_name = "N", default_value_t = 1)]
     pub prefix_seed: u64,
+    /// Run every seed with exactly the faults of this schedule file (a
+    /// failure folder's faults.json); its seed is ignored, and each seed
+    /// draws everything else (latencies, scheduling) by itself.
+    #[arg(long = "faults", value_name = "FILE")]
+    pub faults: Option<PathBuf>,
     #[command(flatten)]
     pub snapshots: crate::snapshots::SnapshotArgs,
     #[command(flatten)]
@@ -128,6 +133,21 @@ pub fn main(a: RunArgs) -> i32 {
             }
         },
     };
+    let faults = match &a.faults {
+        None => None,
+        Some(_) if moment.is_some() => {
+            eprintln!("seedfall: -faults and -from: give one (a -from sweep draws its faults after the prefix)");
+            return 2;
+        }
+        Some(path) => match crate::schedule::read_file(&project, path) {
+            Ok(file) if !file.branches.is_empty() || file.prefix.is_some() => {
+                eprintln!("seedfall: {}: -faults on run takes a plain schedule (faults only); this one has branches or a prefix, replay it with seedfall replay -faults", path.display());
+                return 2;
+            }
+            Ok(file) => Some(file.faults),
+            Err(code) => return code,
+        },
+    };
     // Snapshots serve -from sweeps; a plain sweep starts every seed afresh.
     let snapshots = match moment {
         Some(_) => crate::snapshots::start(&a.snapshots, &a.config, &a.resources, &project, a.resources.edges()),
@@ -162,6 +182,10 @@ pub fn main(a: RunArgs) -> i32 {
             Some(p) => format!(" from seed {}'s run at {}", p.seed, seedfall_sim::VTime(p.at_ns)),
             None => String::new(),
         };
+        let from = match &faults {
+            Some(f) => format!("{from}, each with the {} fault{} of {}", f.len(), if f.len() == 1 { "" } else { "s" }, a.faults.as_ref().unwrap().display()),
+            None => from,
+        };
         println!("seedfall run: {} ({n} node instance{}), seeds {seeds}{from}, {jobs} worker{}", config.name, if n == 1 { "" } else { "s" }, if jobs == 1 { "" } else { "s" });
     }
     let bar = if std::io::stderr().is_terminal() && !a.json {
@@ -195,7 +219,7 @@ pub fn main(a: RunArgs) -> i32 {
         return 2;
     }
     let novelty = a.until_novelty.map(|rounds| seedfall_search::sweep::Novelty { rounds, batch: a.batch });
-    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None, novelty, prefix };
+    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None, novelty, prefix, faults };
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
         done += 1;
@@ -203,8 +227,9 @@ pub fn main(a: RunArgs) -> i32 {
             eprintln!("progress {done} {}", seeds.len());
         }
         table.add(outcome);
-        // A -from run of seed N passing says nothing of seed N's own run.
-        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() {
+        // A -from or -faults run of seed N passing says nothing of seed N's
+        // own run.
+        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && outcome.schedule.faults.is_none() {
             seedfall_search::artifacts::clear_passing(config, outcome.seed);
         }
         if a.hashes {

@@ -3,6 +3,19 @@ use seedfall_search::Project;
 use seedfall_sim::{Schedule, ScheduleFile};
 use std::path::Path;
 
+/// A schedule file, checked against the project's config; prints the error
+/// and returns exit code 2.
+pub fn read_file(project: &Project, path: &Path) -> Result<ScheduleFile, i32> {
+    let text = seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the schedule file").map_err(|e| {
+        eprintln!("seedfall: -faults: {e}");
+        2
+    })?;
+    ScheduleFile::parse(&text, &project.program.config).map_err(|e| {
+        eprintln!("seedfall: {}: {e}", path.display());
+        2
+    })
+}
+
 /// The schedule named by the flags; prints the error and returns exit code 2.
 pub fn resolve(project: &Project, seed: Option<u64>, faults: Option<&Path>) -> Result<Schedule, i32> {
     match (seed, faults) {
@@ -12,14 +25,7 @@ pub fn resolve(project: &Project, seed: Option<u64>, faults: Option<&Path>) -> R
         }
         (Some(seed), None) => Ok(Schedule::seed(seed)),
         (seed, Some(path)) => {
-            let text = seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the schedule file").map_err(|e| {
-                eprintln!("seedfall: -faults: {e}");
-                2
-            })?;
-            let file = ScheduleFile::parse(&text, &project.program.config).map_err(|e| {
-                eprintln!("seedfall: {}: {e}", path.display());
-                2
-            })?;
+            let file = read_file(project, path)?;
             if let Some(s) = seed {
                 if s != file.seed {
                     eprintln!("seedfall: -seed {s} does not match {} (seed {})", path.display(), file.seed);

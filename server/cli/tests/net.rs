@@ -105,6 +105,37 @@ fn a_partition_mid_transfer_stalls_until_it_heals() {
     assert!(time_of(&out, "served 500000 bytes") > healed, "{}", out.stdout);
 }
 
+/// `run -faults`: every seed of a sweep under the same explicit cut, each
+/// drawing its own latencies; a failure it finds keeps those faults.
+#[test]
+fn run_sweeps_seeds_under_one_schedule_files_faults() {
+    let nodes = [echo_server_rust(), rust_net("client", r#""client", "--to", "server:7000", "--conns", "3", "--bytes", "10000""#, true)];
+    let cfg = cluster("net-run-faults", "10s", &nodes);
+    let c = cfg.to_str().unwrap();
+    let faults = schedule(&cfg, r#"{ "kind": "partition", "node": "server", "at_ns": 3000000, "duration_ns": 300000000 }"#);
+    let f = faults.to_str().unwrap();
+    let plain = json(&seedfall(&["run", "-c", c, "-seeds", "1-20", "-j", "2", "-json", "-hashes"]));
+    let cut = json(&seedfall(&["run", "-c", c, "-seeds", "1-20", "-j", "2", "-json", "-hashes", "-faults", f]));
+    assert_eq!(cut["passed"], 20, "{cut}");
+    let per_run_ms = |d: &serde_json::Value| d["totals"]["virtual_ns"].as_u64().unwrap() as f64 / 20.0 / 1e6;
+    // Every run waits out the cut: it lasts 300ms longer, give or take the
+    // handshake that crossed it.
+    assert!(per_run_ms(&plain) < 50.0, "{plain}");
+    assert!(per_run_ms(&cut) > per_run_ms(&plain) + 250.0, "plain {} ms, cut {} ms", per_run_ms(&plain), per_run_ms(&cut));
+    // The seeds still differ from one another under the same faults.
+    let hashes: std::collections::BTreeSet<String> = cut["trace_hashes"].as_array().unwrap().iter().map(|h| h[1].as_str().unwrap().to_string()).collect();
+    assert!(hashes.len() > 15, "{hashes:?}");
+    let text = seedfall(&["run", "-c", c, "-seeds", "1-2", "-faults", f]);
+    assert!(text.stdout.contains("seeds 1-2, each with the 1 fault of "), "{}", text.stdout);
+    // -from draws faults after its prefix: the two do not mix.
+    let both = seedfall(&["run", "-c", c, "-seeds", "1-2", "-faults", f, "-from", "1ms"]);
+    assert_eq!(both.code, 2);
+    assert!(both.stderr.contains("-faults and -from: give one"), "{}", both.stderr);
+    let missing = seedfall(&["run", "-c", c, "-seeds", "1-2", "-faults", "/nonexistent/faults.json"]);
+    assert_eq!(missing.code, 2);
+    assert!(missing.stderr.contains("/nonexistent/faults.json"), "{}", missing.stderr);
+}
+
 #[test]
 fn one_way_partitions_stop_one_direction() {
     let nodes = [echo_server_rust(), rust_net("client", r#""client", "--to", "server:7000", "--conns", "1", "--bytes", "100000""#, true)];

@@ -19,6 +19,9 @@ pub struct SweepOptions {
     /// `run -from`: every seed shares this prefix (`prefix_point`), and
     /// re-keys every stream by itself from there.
     pub prefix: Option<seedfall_sim::schedule::Prefix>,
+    /// `run -faults FILE`: every seed runs exactly these faults instead of
+    /// drawing them from the config's rates.
+    pub faults: Option<Vec<seedfall_sim::schedule::Fault>>,
 }
 
 /// Where a `-from` sweep starts: `moment` of seed `prefix_seed`'s run, as
@@ -129,9 +132,10 @@ pub fn sweep(program: &Program, options: &SweepOptions, snapshots: Option<&crate
             let seed = options.seeds.nth(first + i);
             let mut outcome = match (options.prefix, snapshots) {
                 (Some(prefix), Some(s)) if options.mutation.is_none() && !options.profile => {
+                    assert!(options.faults.is_none(), "-from and -faults are exclusive (checked by the CLI)");
                     s.run(program, &Schedule::seed(prefix.seed), &Schedule { prefix: Some(prefix), ..Schedule::seed(seed) }, true)
                 }
-                (prefix, _) => run(program, &Schedule { prefix, ..Schedule::seed(seed) }, &run_options),
+                (prefix, _) => run(program, &Schedule { prefix, faults: options.faults.clone(), ..Schedule::seed(seed) }, &run_options),
             };
             if outcome.verdict == Verdict::Pass {
                 outcome.trace = Vec::new();
