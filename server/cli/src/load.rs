@@ -17,18 +17,35 @@ pub fn project_for_mode(config: &Path, quiet: bool, resources: &crate::resources
     Ok((p, jobs))
 }
 
+/// `project_for`, on a profiling engine when `guest_profiling`
+/// (`-profile FILE`): modules compiled with epoch checks, cached apart.
+pub fn project_for_profiling(config: &Path, quiet: bool, resources: &crate::resources::Resources, jobs: usize, guest_profiling: bool) -> Result<(Project, usize), i32> {
+    if !guest_profiling {
+        return project_for(config, quiet, resources, jobs);
+    }
+    let options = seedfall_search::LoadOptions { coverage: resources.coverage_mode().or_else(seedfall_search::project::default_coverage), guest_profiling };
+    let mut p = load_reporting(quiet, |log| seedfall_search::load_options(config, options, log))?;
+    let jobs = resources.apply(&mut p, jobs)?;
+    Ok((p, jobs))
+}
+
 /// `project`, with coverage probes of `mode` instead of the default.
 pub fn project_with(config: &Path, quiet: bool, mode: Option<seedfall_sim::coverage::Mode>) -> Result<Project, i32> {
+    load_reporting(quiet, |log| match mode {
+        None => seedfall_search::load(config, log),
+        Some(m) => seedfall_search::load_with(config, Some(m), log),
+    })
+}
+
+/// Runs `load` with build progress on stderr; prints its error.
+fn load_reporting(quiet: bool, load: impl FnOnce(&mut dyn FnMut(&str)) -> Result<Project, LoadError>) -> Result<Project, i32> {
     let mut progress = Progress::new(!quiet && std::io::stderr().is_terminal());
     let mut log = |msg: &str| {
         if !quiet {
             progress.say(msg);
         }
     };
-    let loaded = match mode {
-        None => seedfall_search::load(config, &mut log),
-        Some(m) => seedfall_search::load_with(config, Some(m), &mut log),
-    };
+    let loaded = load(&mut log);
     progress.done();
     loaded.map_err(|e| {
         match e {

@@ -11,6 +11,7 @@ mod mcp;
 mod mcp_gate;
 mod mutate;
 mod pin;
+mod guest_profile;
 mod profile;
 mod output;
 mod replay;

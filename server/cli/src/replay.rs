@@ -11,6 +11,10 @@ pub struct ReplayArgs {
     /// Print one JSON document (events, verdict, trace hash) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write a pprof profile of the guests' functions, per node instance, to
+    /// FILE (go tool pprof -top FILE). The trace is the same as without.
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<std::path::PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -29,11 +33,19 @@ struct ReplayJson<'a> {
 }
 
 pub fn main(a: ReplayArgs) -> i32 {
-    let (project, schedule) = match a.run.load(a.json) {
-        Ok(x) => x,
+    let (project, schedule) = match a.run.load_profiling(a.json, 1, a.profile.is_some()) {
+        Ok((p, s, _)) => (p, s),
         Err(code) => return code,
     };
-    let mut outcome = run(&project.program, &schedule, &RunOptions::default());
+    let sampler = a.profile.as_ref().map(|_| crate::guest_profile::Sampler::start(project.program.engine()));
+    let options = RunOptions { guest_profile: sampler.as_ref().map(|s| s.profile.clone()), ..RunOptions::default() };
+    let mut outcome = run(&project.program, &schedule, &options);
+    if let (Some(s), Some(path)) = (sampler, &a.profile) {
+        if let Err(e) = s.finish(path) {
+            eprintln!("seedfall: {e}");
+            return 2;
+        }
+    }
     seedfall_search::durability::check(&project.program, &mut outcome, &RunOptions::default());
     if a.json {
         let doc = ReplayJson {

@@ -23,9 +23,10 @@ pub struct RunArgs {
     /// Print one JSON document instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Measure time spent in host calls (adds a little overhead).
-    #[arg(long)]
-    pub profile: bool,
+    /// Measure time spent in host calls (adds a little overhead); with FILE,
+    /// also write a pprof profile of the guests' functions over every run.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub profile: Option<String>,
     /// With -json: include every seed's trace hash (for determinism checks).
     #[arg(long)]
     pub hashes: bool,
@@ -117,7 +118,8 @@ pub fn main(a: RunArgs) -> i32 {
         eprintln!("seedfall: -keep-failures: expected 1 to {}, found {}", seedfall_search::kept::KEEP_MAX, a.resources.keep_failures);
         return 2;
     }
-    let (project, jobs) = match load::project_for(&a.config, a.json, &a.resources, jobs) {
+    let profile_file = a.profile.as_ref().filter(|p| !p.is_empty()).map(PathBuf::from);
+    let (project, jobs) = match load::project_for_profiling(&a.config, a.json, &a.resources, jobs, profile_file.is_some()) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -219,7 +221,9 @@ pub fn main(a: RunArgs) -> i32 {
         return 2;
     }
     let novelty = a.until_novelty.map(|rounds| seedfall_search::sweep::Novelty { rounds, batch: a.batch });
-    let options = SweepOptions { seeds, jobs, profile: a.profile, mutation: None, novelty, prefix, faults };
+    let sampler = profile_file.as_ref().map(|_| crate::guest_profile::Sampler::start(project.program.engine()));
+    let guest_profile = sampler.as_ref().map(|s| s.profile.clone());
+    let options = SweepOptions { seeds, jobs, profile: a.profile.is_some(), mutation: None, novelty, prefix, faults, guest_profile };
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
         done += 1;
@@ -284,6 +288,11 @@ pub fn main(a: RunArgs) -> i32 {
     }
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
+    }
+    if let (Some(s), Some(path)) = (sampler, &profile_file) {
+        if let Err(e) = s.finish(path) {
+            eprintln!("seedfall: {e}");
+        }
     }
     let findings = table.findings();
     if let Some(path) = &a.extras.report {

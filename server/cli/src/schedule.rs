@@ -63,7 +63,12 @@ impl RunSpec {
     /// As `load`, for a tool that runs `jobs` at a time; returns the
     /// workers that fit the memory budget.
     pub fn load_for(&self, quiet: bool, jobs: usize) -> Result<(Project, Schedule, usize), i32> {
-        let (project, jobs) = crate::load::project_for(&self.config, quiet, &self.resources, jobs)?;
+        self.load_profiling(quiet, jobs, false)
+    }
+
+    /// As `load_for`, on a profiling engine when `guest_profiling`.
+    pub fn load_profiling(&self, quiet: bool, jobs: usize, guest_profiling: bool) -> Result<(Project, Schedule, usize), i32> {
+        let (project, jobs) = crate::load::project_for_profiling(&self.config, quiet, &self.resources, jobs, guest_profiling)?;
         let schedule = resolve(&project, self.seed, self.faults.as_deref())?;
         Ok((project, schedule, jobs))
     }

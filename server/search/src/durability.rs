@@ -57,7 +57,7 @@ pub fn check(program: &Program, outcome: &mut Outcome, options: &RunOptions) {
     let crashed = outcome.schedule.faults.iter().flatten().any(|f| matches!(f, Fault::Crash { .. }));
     // A different failure under the other model still fails there: say how.
     let (fails, differently) = if crashed {
-        let again = run(program, &outcome.schedule, &RunOptions { model: Some(other), disk_trees: false, ..options.clone() });
+        let again = run(program, &outcome.schedule, &RunOptions { model: Some(other), disk_trees: false, guest_profile: None, ..options.clone() });
         let differently = again.failure.as_ref().filter(|_| !same_failure(outcome, &again)).map(|f| format!("{}: {}", f.node, f.message));
         (again.verdict == Verdict::Fail, differently)
     } else {

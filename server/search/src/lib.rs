@@ -30,6 +30,6 @@ pub mod snapshots;
 pub mod sweep;
 pub mod target;
 
-pub use project::{load, load_with, LoadError, Project};
+pub use project::{load, load_options, load_with, LoadError, LoadOptions, Project};
 pub use seeds::SeedRange;
 pub use sweep::{sweep, SweepOptions, SweepSummary};

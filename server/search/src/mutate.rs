@@ -31,7 +31,7 @@ pub struct MutateReport {
 
 fn failing_seeds(program: &Program, seeds: SeedRange, jobs: usize, mutation: Option<Mutation>, stop: &AtomicBool, on_run: &mut dyn FnMut()) -> Vec<u64> {
     let mut failed = Vec::new();
-    sweep(program, &SweepOptions { seeds, jobs, profile: false, mutation, novelty: None, prefix: None, faults: None }, None, stop, |o| {
+    sweep(program, &SweepOptions { seeds, jobs, profile: false, mutation, novelty: None, prefix: None, faults: None, guest_profile: None }, None, stop, |o| {
         on_run();
         if o.verdict == Verdict::Fail {
             failed.push(o.seed);

@@ -34,22 +34,42 @@ impl std::fmt::Display for LoadError {
 /// measuring its cost only; `SEEDFALL_COVERAGE=edges` adds edge probes
 /// (`coverage::Mode::Edges`: other virtual timing, an exploration aid).
 pub fn load(config_path: &Path, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
-    let mode = match std::env::var("SEEDFALL_COVERAGE").as_deref() {
+    load_with(config_path, default_coverage(), log)
+}
+
+/// How to load: coverage probes and whether the engine samples guest stacks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions {
+    /// None: no probes at all, for measuring their cost.
+    pub coverage: Option<seedfall_sim::coverage::Mode>,
+    /// A profiling engine (`guest_profile`): its compiled code is cached
+    /// apart from the plain engine's.
+    pub guest_profiling: bool,
+}
+
+/// The coverage mode `load` uses (`SEEDFALL_COVERAGE`).
+pub fn default_coverage() -> Option<seedfall_sim::coverage::Mode> {
+    match std::env::var("SEEDFALL_COVERAGE").as_deref() {
         Ok("off") => None,
         Ok("edges") => Some(seedfall_sim::coverage::Mode::Edges),
         _ => Some(seedfall_sim::coverage::Mode::Functions),
-    };
-    load_with(config_path, mode, log)
+    }
 }
 
 /// `load`, with every module rewritten for coverage in `coverage_mode`
 /// (None: not at all, for measuring the probes' cost).
 pub fn load_with(config_path: &Path, coverage_mode: Option<seedfall_sim::coverage::Mode>, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
+    load_options(config_path, LoadOptions { coverage: coverage_mode, guest_profiling: false }, log)
+}
+
+pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMut(&str)) -> Result<Project, LoadError> {
+    let coverage_mode = options.coverage;
     let config = Config::load(config_path).map_err(LoadError::Config)?;
     let cache = Cache::for_config(config.dir());
     let engine = Engine::new(EngineOptions {
         canonicalize_nans: config.determinism.canonicalize_nans,
         memory_bytes_max: config.limits.memory_bytes_max,
+        guest_profiling: options.guest_profiling,
         ..EngineOptions::default()
     }).map_err(LoadError::Build)?;
     let mut compiled = Vec::with_capacity(config.nodes.len());

@@ -22,6 +22,8 @@ pub struct SweepOptions {
     /// `run -faults FILE`: every seed runs exactly these faults instead of
     /// drawing them from the config's rates.
     pub faults: Option<Vec<seedfall_sim::schedule::Fault>>,
+    /// `run -profile FILE`: every run's guest stacks are sampled into this.
+    pub guest_profile: Option<std::sync::Arc<std::sync::Mutex<seedfall_sim::guest_profile::GuestProfile>>>,
 }
 
 /// Where a `-from` sweep starts: `moment` of seed `prefix_seed`'s run, as
@@ -111,7 +113,7 @@ pub struct SweepSummary {
 /// the prefix seed's run instead of running the prefix again.
 pub fn sweep(program: &Program, options: &SweepOptions, snapshots: Option<&crate::snapshots::Snapshots>, stop: &AtomicBool, mut on_outcome: impl FnMut(&Outcome)) -> SweepSummary {
     let started = Instant::now();
-    let run_options = RunOptions { profile: options.profile, mutation: options.mutation, ..RunOptions::default() };
+    let run_options = RunOptions { profile: options.profile, mutation: options.mutation, guest_profile: options.guest_profile.clone(), ..RunOptions::default() };
     let mut summary = SweepSummary::default();
     // Without -until-novelty the whole range is one batch.
     let batch = options.novelty.map_or(options.seeds.len(), |n| n.batch.max(1));

@@ -40,7 +40,7 @@ fn sweep_merges_in_seed_order() {
     let p = project();
     for jobs in [1, 2] {
         let mut seen = Vec::new();
-        let summary = seedfall_search::sweep(&p.program, &SweepOptions { seeds: SeedRange::parse("20-35").unwrap(), jobs, profile: false, mutation: None, novelty: None, prefix: None, faults: None }, None, &AtomicBool::new(false), |o| seen.push(o.seed));
+        let summary = seedfall_search::sweep(&p.program, &SweepOptions { seeds: SeedRange::parse("20-35").unwrap(), jobs, profile: false, mutation: None, novelty: None, prefix: None, faults: None, guest_profile: None }, None, &AtomicBool::new(false), |o| seen.push(o.seed));
         assert_eq!(seen, (20..=35).collect::<Vec<_>>());
         assert_eq!(summary.runs, 16);
     }

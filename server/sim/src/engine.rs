@@ -14,11 +14,14 @@ pub struct EngineOptions {
     pub memory_bytes_max: u64,
     /// Node instances alive at once across all worker threads (pool slots).
     pub instances_max: u32,
+    /// Compile epoch checks in, for sampling guest stacks
+    /// (`guest_profile`). Other compiled code: modules are cached apart.
+    pub guest_profiling: bool,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { canonicalize_nans: false, memory_bytes_max: 512 << 20, instances_max: 512 }
+        EngineOptions { canonicalize_nans: false, memory_bytes_max: 512 << 20, instances_max: 512, guest_profiling: false }
     }
 }
 
@@ -31,6 +34,9 @@ pub struct Engine {
 /// Native stack a node's fiber may use (virtual memory, reserved per node).
 pub const ASYNC_STACK_BYTES: usize = 2 << 20;
 pub const WASM_STACK_BYTES: usize = 1 << 20;
+/// Frames of a trap's backtrace a failure report reads (a profiling engine
+/// captures more; reports cut them to this, so they read the same).
+pub const TRAP_FRAMES_MAX: usize = 32;
 /// Bytes of a freed pool slot reset with memset instead of returned to the
 /// kernel: cheaper for small guests, and spares parallel workers the
 /// address-space lock (measured in scripts/bench).
@@ -51,7 +57,11 @@ impl Engine {
             .async_stack_size(ASYNC_STACK_BYTES)
             .max_wasm_stack(WASM_STACK_BYTES)
             .parallel_compilation(true)
-            .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(32));
+            .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(if options.guest_profiling { crate::guest_profile::FRAMES_MAX } else { TRAP_FRAMES_MAX }));
+        if options.guest_profiling {
+            // Checks cost no fuel: a profiled run is the same run.
+            c.epoch_interruption(true);
+        }
         // The pooling allocator reuses instance slots instead of mapping and
         // unmapping memory per run: cheaper, and it keeps parallel workers from
         // contending on the kernel's address-space lock. Slots only reserve
@@ -98,6 +108,12 @@ impl Engine {
         unsafe { Module::deserialize_file(&self.inner, path) }.map_err(|e| format!("{e:#}"))
     }
 
+    /// One sampling tick for every store of a profiling engine
+    /// (`guest_profile`); called from outside the runs, by a timer.
+    pub fn tick_epoch(&self) {
+        self.inner.increment_epoch();
+    }
+
     /// Changes whenever compiled code from another engine could not be used
     /// by this one (wasmtime version, target, settings).
     pub fn compatibility_key(&self) -> u64 {
@@ -108,6 +124,10 @@ impl Engine {
         self.options.canonicalize_nans.hash(&mut h);
         self.options.memory_bytes_max.hash(&mut h);
         self.options.instances_max.hash(&mut h);
+        // Only when on: plain engines keep the keys (and caches) they had.
+        if self.options.guest_profiling {
+            "guest-profiling".hash(&mut h);
+        }
         h.finish()
     }
 }

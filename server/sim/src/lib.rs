@@ -22,6 +22,7 @@ pub mod disk;
 pub mod engine;
 pub mod events;
 pub mod failure;
+pub mod guest_profile;
 pub mod faults;
 pub mod files;
 pub mod locks;

@@ -49,6 +49,15 @@ pub struct NodeLocal {
     last_growth: u64,
     /// The instance's name (`db#2`), for messages.
     pub name: String,
+    /// Sampling this instance's guest stacks (`guest_profile`).
+    pub profile: Option<ProfileSink>,
+}
+
+/// Where a profiled node instance's samples go, and its count of guest
+/// instructions between them.
+pub struct ProfileSink {
+    pub profile: Arc<Mutex<crate::guest_profile::GuestProfile>>,
+    pub mark: crate::guest_profile::Mark,
 }
 
 impl Drop for NodeLocal {
@@ -85,6 +94,7 @@ impl NodeLocal {
             memory_counted: 0,
             last_growth: 0,
             name: name.to_string(),
+            profile: None,
         }
     }
 }
@@ -217,6 +227,33 @@ pub struct CoverageReader {
 /// Functions the node entered for the first time since the host last looked
 /// (empty, without allocating, when none). Read at every host call, so a
 /// first entry is placed in time to the nearest host call.
+/// The guest resumes with `fuel` after a host call or a wait: count from
+/// there, and re-arm the sampling tick so that ticks which passed meanwhile
+/// do not land on the guest's first instruction.
+pub fn profile_resumes<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T, fuel: u64) {
+    let mut ctx = store.as_context_mut();
+    let Some(p) = &mut ctx.data_mut().local.profile else { return };
+    p.mark.fuel_set(fuel);
+    ctx.set_epoch_deadline(1);
+}
+
+/// The epoch callback of a profiled node instance: one sample of its stack.
+pub fn profile_sample(mut ctx: wasmtime::StoreContextMut<'_, NodeCtx>) {
+    let fuel = ctx.get_fuel().expect("fuel metering is always on");
+    let bt = wasmtime::WasmBacktrace::force_capture(&ctx);
+    let local = &mut ctx.data_mut().local;
+    let Some(p) = &mut local.profile else { return };
+    let instructions = p.mark.sample(fuel);
+    // A tick can find no wasm frame to walk (seen on nodes between runs of
+    // guest code, with no instructions since the last sample): nothing to
+    // attribute, and nothing lost.
+    if bt.frames().is_empty() {
+        return;
+    }
+    let frames = bt.frames().iter().map(|f| (f.func_index(), f.func_name()));
+    p.profile.lock().expect("a profile's lock is never poisoned").add(&local.name, frames, instructions);
+}
+
 pub fn new_functions<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T) -> Vec<u32> {
     let mut ctx = store.as_context_mut();
     let Some(cov) = ctx.data().local.coverage else { return Vec::new() };

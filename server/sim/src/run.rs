@@ -22,6 +22,9 @@ pub struct RunOptions {
     pub model: Option<crate::disk::FsModel>,
     /// Keep each disk's tree after every crash and at the end (`inspect -tree`).
     pub disk_trees: bool,
+    /// Sample every node instance's guest stacks into this; the program's
+    /// engine must be a profiling one (`EngineOptions::guest_profiling`).
+    pub guest_profile: Option<Arc<Mutex<crate::guest_profile::GuestProfile>>>,
 }
 
 /// The model of each node instance's disk under these options.
@@ -147,6 +150,10 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
     }
     let world = Arc::new(Mutex::new(world));
     let mut scheduler = Scheduler::new(world.clone());
+    if let Some(profile) = &options.guest_profile {
+        assert!(program.engine.options.guest_profiling, "a guest profile needs a profiling engine (its code has the epoch checks)");
+        scheduler.profile = Some(profile.clone());
+    }
     for (idx, (node_idx, name)) in instances.iter().enumerate() {
         let spec = &config.nodes[*node_idx];
         let mut args = vec![spec.name.clone()];

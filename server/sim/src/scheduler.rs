@@ -31,6 +31,8 @@ pub struct Scheduler {
     /// How to start each node instance again after a crash.
     launches: Vec<Launch>,
     pub instantiate_ns: Arc<Mutex<u64>>,
+    /// Every node instance's stacks are sampled into this (`guest_profile`).
+    pub profile: Option<Arc<Mutex<crate::guest_profile::GuestProfile>>>,
 }
 
 struct Launch {
@@ -56,7 +58,7 @@ impl std::error::Error for NodeCrashed {}
 
 impl Scheduler {
     pub fn new(world: Arc<Mutex<World>>) -> Scheduler {
-        Scheduler { world, futures: Vec::new(), launches: Vec::new(), instantiate_ns: Arc::default() }
+        Scheduler { world, futures: Vec::new(), launches: Vec::new(), instantiate_ns: Arc::default(), profile: None }
     }
 
     /// Adds a node instance; it becomes runnable at the current time.
@@ -81,6 +83,16 @@ impl Scheduler {
         store.limiter(|ctx| &mut ctx.local);
         store.set_fuel(budget).expect("fuel is on");
         store.fuel_async_yield_interval(Some(FUEL_QUANTUM)).expect("fuel is on");
+        if let Some(profile) = &self.profile {
+            let mut mark = crate::guest_profile::Mark::default();
+            mark.fuel_set(budget);
+            store.data_mut().local.profile = Some(crate::node::ProfileSink { profile: profile.clone(), mark });
+            store.epoch_deadline_callback(|cx| {
+                crate::node::profile_sample(cx);
+                Ok(wasmtime::UpdateDeadline::Continue(1))
+            });
+            store.set_epoch_deadline(1);
+        }
         let pre = l.pre.clone();
         let coverage = l.coverage;
         let instantiate_ns = self.instantiate_ns.clone();
@@ -318,10 +330,10 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
 }
 
 /// The function names of a trap's wasm frames, innermost first (at most
-/// the engine's `wasm_backtrace_max_frames`); unnamed frames are empty.
+/// `TRAP_FRAMES_MAX`, whatever the engine captures); unnamed frames are empty.
 fn trap_frames(err: &wasmtime::Error) -> Vec<String> {
     let Some(bt) = err.downcast_ref::<wasmtime::WasmBacktrace>() else { return Vec::new() };
-    bt.frames().iter().map(|f| f.func_name().unwrap_or_default().to_string()).collect()
+    bt.frames().iter().take(crate::engine::TRAP_FRAMES_MAX).map(|f| f.func_name().unwrap_or_default().to_string()).collect()
 }
 
 /// "node db ran 2000000000 instructions without blocking (limits.watchdog_instructions);

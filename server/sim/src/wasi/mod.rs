@@ -52,6 +52,9 @@ impl Cx<'_> {
 /// charged as virtual time like the guest's instructions.
 pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) -> R) -> R {
     let fuel_left = caller.get_fuel().expect("fuel metering is always on");
+    if let Some(p) = &mut caller.data_mut().local.profile {
+        p.mark.fuel_seen(fuel_left);
+    }
     let new_functions = crate::node::new_functions(&mut *caller);
     let memory = caller.data().local.memory;
     let (result, fuel_after) = {
@@ -102,5 +105,6 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
     };
     // At zero the guest's next instruction trips the watchdog.
     caller.set_fuel(fuel_after).expect("fuel metering is always on");
+    crate::node::profile_resumes(caller, fuel_after);
     result
 }

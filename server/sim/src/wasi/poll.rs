@@ -190,5 +190,6 @@ pub async fn suspend(caller: &mut Caller<'_, NodeCtx>, deadline: Option<VTime>, 
         }
     })
     .await;
+    crate::node::profile_resumes(caller, budget);
     Ok(())
 }
