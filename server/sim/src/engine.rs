@@ -57,6 +57,10 @@ impl Engine {
             .async_stack_size(ASYNC_STACK_BYTES)
             .max_wasm_stack(WASM_STACK_BYTES)
             .parallel_compilation(true)
+            // No wasm-offset map: nothing reads frames' module offsets, and
+            // a backtrace (taken at every exit and every dropped node)
+            // spent most of its time decoding it.
+            .generate_address_map(false)
             .wasm_backtrace_max_frames(std::num::NonZeroUsize::new(if options.guest_profiling { crate::guest_profile::FRAMES_MAX } else { TRAP_FRAMES_MAX }));
         if options.guest_profiling {
             // Checks cost no fuel: a profiled run is the same run.

@@ -258,8 +258,8 @@ fn check_end(w: &mut World, duration: VTime) -> Option<(EndReason, Option<Failur
         let message = format!("the run exceeded {} scheduler steps (limits.steps_max)", w.limits.steps_max);
         return Some((EndReason::Failure, Some(limit_failure(w, message))));
     }
-    let workload: Vec<&crate::world::NodeState> = w.nodes.iter().filter(|n| n.workload).collect();
-    if !workload.is_empty() && workload.iter().all(|n| n.status == Status::Exited(0)) {
+    let mut workload = w.nodes.iter().filter(|n| n.workload).peekable();
+    if workload.peek().is_some() && workload.all(|n| n.status == Status::Exited(0)) {
         return Some((EndReason::WorkloadDone, None));
     }
     if w.now >= duration {

@@ -54,17 +54,22 @@ pub fn string(mem: &[u8], ptr: u32, len: u32) -> Result<String, Errno> {
     std::str::from_utf8(raw).map(str::to_string).map_err(|_| errno::ILSEQ)
 }
 
-/// The (pointer, length) pairs of an iovec array.
-pub fn iovecs(mem: &[u8], ptr: u32, count: u32) -> Result<Vec<(u32, u32)>, Errno> {
+/// The (pointer, length) pairs of an iovec array, every entry checked
+/// readable before the first is given (a call that fails on its third
+/// buffer must not have acted on the first two). Not collected: every
+/// socket and file call reads its iovecs, several times.
+pub fn iovecs(mem: &[u8], ptr: u32, count: u32) -> Result<impl Iterator<Item = (u32, u32)> + '_, Errno> {
     if count > IOVS_MAX {
         return Err(errno::INVAL);
     }
-    (0..count)
-        .map(|i| {
-            let entry = ptr.checked_add(i * 8).ok_or(errno::FAULT)?;
-            Ok((read_u32(mem, entry)?, read_u32(mem, at(entry, 4)?)?))
-        })
-        .collect()
+    let entry = move |i: u32| -> Result<(u32, u32), Errno> {
+        let e = ptr.checked_add(i * 8).ok_or(errno::FAULT)?;
+        Ok((read_u32(mem, e)?, read_u32(mem, at(e, 4)?)?))
+    };
+    for i in 0..count {
+        entry(i)?;
+    }
+    Ok((0..count).map(move |i| entry(i).expect("checked above")))
 }
 
 /// Gathers the bytes an iovec array points at (for writes).
@@ -101,8 +106,21 @@ pub fn check_iovecs(mem: &[u8], ptr: u32, count: u32) -> Result<(), Errno> {
 
 /// Scatters `data` over an iovec array (for reads); returns bytes placed.
 pub fn scatter(mem: &mut [u8], ptr: u32, count: u32, data: &[u8]) -> Result<usize, Errno> {
+    // All entries are read before the first byte is placed: a buffer may
+    // overlap the iovec array itself. A few fit on the stack.
+    let mut few = [(0u32, 0u32); 8];
+    let many: Vec<(u32, u32)>;
+    let list: &[(u32, u32)] = if count as usize <= few.len() {
+        for (slot, e) in few.iter_mut().zip(iovecs(mem, ptr, count)?) {
+            *slot = e;
+        }
+        &few[..count as usize]
+    } else {
+        many = iovecs(mem, ptr, count)?.collect();
+        &many
+    };
     let mut placed = 0;
-    for (p, l) in iovecs(mem, ptr, count)? {
+    for &(p, l) in list {
         if placed == data.len() {
             break;
         }
@@ -117,7 +135,7 @@ pub fn scatter(mem: &mut [u8], ptr: u32, count: u32, data: &[u8]) -> Result<usiz
 /// for gigabytes at once.
 pub fn capacity(mem: &[u8], ptr: u32, count: u32) -> Result<usize, Errno> {
     const READ_BYTES_MAX: usize = 16 << 20;
-    let total: usize = iovecs(mem, ptr, count)?.iter().map(|&(_, l)| l as usize).sum();
+    let total: usize = iovecs(mem, ptr, count)?.map(|(_, l)| l as usize).sum();
     Ok(total.min(READ_BYTES_MAX))
 }
 
