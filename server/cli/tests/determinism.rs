@@ -23,7 +23,7 @@ const CONFIGS: &[(&str, usize)] = &[
     ("examples/sqlitekv/seedfall.json", 60),
     ("examples/raftkv/seedfall.json", 8),
     ("examples/raftkv/seedfall.broken.json", 8),
-    ("examples/raftkv/seedfall.idle.json", 4),
+    ("examples/raftkv/seedfall.idle.json", 6),
     ("examples/jetstream/seedfall.json", 16),
     ("tests/guests/basics.json", 24),
     ("tests/guests/props.json", 24),
