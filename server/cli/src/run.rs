@@ -223,9 +223,6 @@ pub fn main(a: RunArgs) -> i32 {
     let novelty = a.until_novelty.map(|rounds| seedfall_search::sweep::Novelty { rounds, batch: a.batch });
     let sampler = profile_file.as_ref().map(|_| crate::guest_profile::Sampler::start(project.program.engine()));
     let guest_profile = sampler.as_ref().map(|s| s.profile.clone());
-    // (The outcome's schedule always lists the faults applied: whether the
-    // run was under -faults is this flag's to say.)
-    let faults_given = a.faults.as_ref();
     let options = SweepOptions { seeds, jobs, profile: a.profile.is_some(), mutation: None, novelty, prefix, faults, guest_profile };
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
@@ -235,8 +232,9 @@ pub fn main(a: RunArgs) -> i32 {
         }
         table.add(outcome);
         // A -from or -faults run of seed N passing says nothing of seed N's
-        // own run.
-        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && faults_given.is_none() {
+        // own run. (The outcome's schedule always lists the faults applied,
+        // so the sweep's options say whether they were given.)
+        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && options.faults.is_none() {
             seedfall_search::artifacts::clear_passing(config, outcome.seed);
         }
         if a.hashes {

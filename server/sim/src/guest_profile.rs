@@ -79,16 +79,13 @@ impl GuestProfile {
                 }
             }
         }
-        let key = (node.to_string(), stack);
+        let mut key = (node.to_string(), stack);
         if !self.stacks.contains_key(&key) && self.stacks.len() >= STACKS_MAX {
             let Some(id) = self.intern(OVERFLOW_FRAME) else {
                 self.dropped += 1;
                 return;
             };
-            let c = self.stacks.entry((node.to_string(), vec![id])).or_default();
-            c.samples += 1;
-            c.instructions += instructions;
-            return;
+            key.1 = vec![id];
         }
         let c = self.stacks.entry(key).or_default();
         c.samples += 1;
