@@ -39,8 +39,30 @@ pub struct ExploreArgs {
     pub corpus: Option<PathBuf>,
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
+    /// Print one JSON document instead of text; with FILE, write it there
+    /// (atomically) and print the text as well.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub json: Option<String>,
+    /// Explore as shard i of n (`2/8`): its share of -seeds, its own
+    /// exploration seed; merge the shards' -json FILEs with seedfall merge.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<String>,
+    /// With -shard: a folder all shards share, through which they trade
+    /// corpus entries at round boundaries (their corpora live there too).
+    #[arg(long, value_name = "DIR")]
+    pub sync: Option<PathBuf>,
+    /// With -sync: after each round, wait for every other shard's round, so
+    /// that the exploration is the same on every repetition (all shards
+    /// must run at once).
     #[arg(long)]
-    pub json: bool,
+    pub lockstep: bool,
+    /// With -lockstep: how long to wait for a shard before going on
+    /// without it, like `10m`.
+    #[arg(long = "sync-wait", default_value = "10m")]
+    pub sync_wait: String,
+    /// Also write the failures and properties as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub extras: crate::report::Extras,
     /// Print each round as a `round <json>` line on stderr (for the daemon).
@@ -73,6 +95,31 @@ pub fn main(a: ExploreArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let shard = match crate::sharded::parse_or_exit(a.shard.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let seeds = seeds.with_shard(shard);
+    if shard.is_none() && (a.sync.is_some() || a.lockstep) {
+        eprintln!("seedfall: -sync and -lockstep are for shards: give -shard i/n too");
+        return 2;
+    }
+    if a.lockstep && a.sync.is_none() {
+        eprintln!("seedfall: -lockstep: give -sync DIR, the folder the shards trade entries through");
+        return 2;
+    }
+    if shard.is_some() && a.extras.report.is_some() {
+        eprintln!("seedfall: -shard and -report: a report is of the whole exploration: give -report to seedfall merge");
+        return 2;
+    }
+    let sync_wait = match seedfall_sim::vtime::parse_duration(&a.sync_wait) {
+        Some(d) if d.nanos() > 0 => std::time::Duration::from_nanos(d.nanos()),
+        _ => {
+            eprintln!("seedfall: -sync-wait: expected a duration like 10m or 30s, found \"{}\"", a.sync_wait);
+            return 2;
+        }
+    };
+    let text = a.json.as_deref() != Some("");
     let budget = match &a.budget {
         None => None,
         Some(text) => match seedfall_sim::vtime::parse_duration(text) {
@@ -102,12 +149,12 @@ pub fn main(a: ExploreArgs) -> i32 {
     // Under edge probes (-coverage edges) the exploration runs another build
     // of the program; `project` (function probes) confirms, keeps and
     // reports each failure.
-    let (project, jobs) = match load::project_for_mode(&a.config, a.json, &a.resources, jobs, None) {
+    let (project, jobs) = match load::project_for_mode(&a.config, !text, &a.resources, jobs, None) {
         Ok(p) => p,
         Err(code) => return code,
     };
     let edges = if a.resources.edges() {
-        match load::project_for_mode(&a.config, a.json, &a.resources, jobs, Some(seedfall_sim::coverage::Mode::Edges)) {
+        match load::project_for_mode(&a.config, !text, &a.resources, jobs, Some(seedfall_sim::coverage::Mode::Edges)) {
             Ok((mut p, _)) => {
                 // Its failure folders are named apart: the same seed and
                 // finding under function probes is another run.
@@ -122,10 +169,21 @@ pub fn main(a: ExploreArgs) -> i32 {
     let config = &project.program.config;
     // Edge mode's branch times are moments of the probed program: its
     // corpus is kept apart.
+    // A shard's corpus is its own (the merge gathers them): under -sync,
+    // or beside the config's own corpus.
     let corpus_dir = a.corpus.clone().unwrap_or_else(|| {
         let dir = seedfall_search::explore::corpus::default_dir(config);
-        if a.resources.edges() { dir.with_file_name(format!("{}-edges", config.name)) } else { dir }
+        let dir = if a.resources.edges() { dir.with_file_name(format!("{}-edges", config.name)) } else { dir };
+        match (shard, &a.sync) {
+            (Some(s), Some(sync)) => seedfall_search::explore::exchange::shard_corpus(sync, s),
+            (Some(s), None) => dir.with_file_name(format!("{}-shard-{}-of-{}", dir.file_name().unwrap_or_default().to_string_lossy(), s.index, s.count)),
+            (None, _) => dir,
+        }
     });
+    let exchange = match (shard, &a.sync) {
+        (Some(shard), Some(dir)) => Some(seedfall_search::explore::exchange::Exchange { dir: dir.clone(), shard, lockstep: a.lockstep, wait_max: sync_wait }),
+        _ => None,
+    };
     let opts = ExploreOptions {
         seeds,
         rounds: a.rounds,
@@ -133,17 +191,18 @@ pub fn main(a: ExploreArgs) -> i32 {
         budget,
         until_novelty: a.until_novelty,
         keep_going: a.keep_going,
-        explore_seed: a.explore_seed,
+        explore_seed: shard.map_or(a.explore_seed, |s| s.explore_seed(a.explore_seed)),
         jobs,
         corpus_dir: corpus_dir.clone(),
         snapshot_worth_ns: a.snapshots.worth_ns(),
+        exchange,
     };
     let profile = match crate::profile::start(a.extras.cpuprofile.as_deref()) {
         Ok(p) => p,
         Err(code) => return code,
     };
     let stop = AtomicBool::new(false);
-    let json = a.json;
+    let json = !text;
     let events = a.events;
     let (explored, confirm) = match &edges {
         Some(e) => (&e.program, Some(&project.program)),
@@ -211,7 +270,11 @@ pub fn main(a: ExploreArgs) -> i32 {
             Err(e) => eprintln!("seedfall: {e}"),
         }
     }
-    if json {
+    let mut code = i32::from(!(result.failures.is_empty() && result.unconfirmed.is_empty()));
+    for n in &result.exchange_notes {
+        eprintln!("seedfall: -sync: {}", output::relative_prefix(n));
+    }
+    if let Some(dest) = &a.json {
         let as_json = |(o, folder): (&seedfall_sim::Outcome, &Option<std::path::PathBuf>)| {
             let mut f = output::failure_json(&project, o);
             f.folder = folder.as_ref().map(|p| output::relative(p));
@@ -219,12 +282,31 @@ pub fn main(a: ExploreArgs) -> i32 {
         };
         let failures: Vec<serde_json::Value> = result.failures.iter().zip(&folders).map(as_json).collect();
         let unconfirmed: Vec<serde_json::Value> = result.unconfirmed.iter().zip(&edge_folders).map(as_json).collect();
-        let doc = serde_json::json!({
-            "version": 1, "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
+        let properties: Vec<&seedfall_search::properties::PropertyTally> = result.properties.by_message.values().collect();
+        let mut doc = serde_json::json!({
+            "version": 2, "seedfall": env!("CARGO_PKG_VERSION"), "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
             "stop": result.stop, "failures": failures, "unconfirmed_failures": unconfirmed, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
+            "properties": properties, "findings": result.properties.findings(),
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap());
-    } else {
+        if let Some(s) = shard {
+            let block = crate::merge_explore::explore_block(&project, &result, &folders, s, options_line(&a, &seeds));
+            doc["shard"] = serde_json::to_value(block).unwrap();
+        }
+        if let Err(e) = crate::sweep_report::emit_json(dest, &doc) {
+            eprintln!("seedfall: {e}");
+            code = 2;
+        }
+    }
+    if let Some(path) = &a.junit {
+        let cases = crate::merge_explore::explore_cases(&project, &result, &folders);
+        let suite = format!("seedfall explore {} seeds {seeds}", output::relative(&config.path));
+        let wall_s = result.rounds.last().map_or(0.0, |r| r.elapsed_ms as f64 / 1e3);
+        if let Err(e) = crate::junit::write(path, &crate::junit::document(&suite, wall_s, &cases)) {
+            eprintln!("seedfall: {e}");
+            code = 2;
+        }
+    }
+    if text {
         for s in &result.stale {
             eprintln!("seedfall: skipped a stale corpus entry: {}", output::relative_prefix(s));
         }
@@ -250,5 +332,23 @@ pub fn main(a: ExploreArgs) -> i32 {
             blocks(&result.unconfirmed, &edge_folders, " -coverage edges");
         }
     }
-    i32::from(!(result.failures.is_empty() && result.unconfirmed.is_empty()))
+    code
+}
+
+/// The options of an exploration that change what it does, as one line:
+/// its shards must agree on it.
+fn options_line(a: &ExploreArgs, seeds: &seedfall_search::SeedRange) -> String {
+    format!(
+        "seeds={seeds} rounds={:?} batch={} budget={:?} until-novelty={:?} keep-going={} explore-seed={} sync={} lockstep={} keep-failures={} output-cap={}",
+        a.rounds,
+        a.batch,
+        a.budget,
+        a.until_novelty,
+        a.keep_going,
+        a.explore_seed,
+        a.sync.is_some(),
+        a.lockstep,
+        a.resources.keep_failures,
+        a.resources.output_cap.as_deref().unwrap_or("-")
+    )
 }

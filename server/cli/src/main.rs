@@ -6,8 +6,14 @@ mod args;
 mod cause;
 mod explore;
 mod inspect;
+mod junit;
+mod kube;
+mod launch;
 mod load;
 mod mcp;
+mod merge;
+mod merge_explore;
+mod merge_mutate;
 mod mcp_gate;
 mod mutate;
 mod pin;
@@ -19,8 +25,11 @@ mod resources;
 mod report;
 mod run;
 mod schedule;
+mod sharded;
 mod shrink;
+mod slurm;
 mod snapshots;
+mod sweep_report;
 
 use clap::{Parser, Subcommand};
 
@@ -41,6 +50,12 @@ enum Command {
     Explore(explore::ExploreArgs),
     /// Rerun a sweep with durability weakened, to see if your checks notice.
     Mutate(mutate::MutateArgs),
+    /// Merge shard results (-shard i/n -json FILE) into the one answer.
+    Merge(merge::MergeArgs),
+    /// Run a command's shards as a Slurm job array, then merge them.
+    Slurm(slurm::SlurmArgs),
+    /// Kubernetes manifests: an Indexed Job of shards and a merge Job.
+    Kube(kube::KubeArgs),
     /// Reduce a failing schedule to the faults that matter.
     Shrink(shrink::ShrinkArgs),
     /// The timeline of one run, filterable by node and event kind.
@@ -94,6 +109,9 @@ fn main() {
         Command::Replay(a) => replay::main(a),
         Command::Explore(a) => explore::main(a),
         Command::Mutate(a) => mutate::main(a),
+        Command::Merge(a) => merge::main(a),
+        Command::Slurm(a) => slurm::main(a),
+        Command::Kube(a) => kube::main(a),
         Command::Shrink(a) => shrink::main(a),
         Command::Inspect(a) => inspect::main(a),
         Command::Pin(a) => pin::main(a),

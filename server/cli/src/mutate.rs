@@ -15,8 +15,13 @@ pub struct MutateArgs {
     pub seeds: String,
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
-    #[arg(long)]
-    pub json: bool,
+    /// Print one JSON document instead of text; with FILE, write it there
+    /// (atomically) and print the text as well.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub json: Option<String>,
+    /// Run only shard i of n of the seeds (`2/8`), for `seedfall merge`.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub resources: crate::resources::Resources,
 }
@@ -26,16 +31,22 @@ pub fn main(a: MutateArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let shard = match crate::sharded::parse_or_exit(a.shard.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let seeds = seeds.with_shard(shard);
+    let text = a.json.as_deref() != Some("");
     let jobs = match crate::run::jobs_or_default(a.jobs) {
         Ok(j) => j,
         Err(c) => return c,
     };
-    let (project, jobs) = match load::project_for(&a.config, a.json, &a.resources, jobs) {
+    let (project, jobs) = match load::project_for(&a.config, !text, &a.resources, jobs) {
         Ok(p) => p,
         Err(code) => return code,
     };
     let total = seeds.len() * (1 + seedfall_search::mutate::applicable(&project.program).len() as u64);
-    let bar = if std::io::stderr().is_terminal() && !a.json {
+    let bar = if std::io::stderr().is_terminal() && text {
         let b = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         b.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} runs  {msg}").unwrap());
         b
@@ -45,19 +56,67 @@ pub fn main(a: MutateArgs) -> i32 {
     let stop = AtomicBool::new(false);
     let report = seedfall_search::mutate::mutate(&project.program, seeds, jobs, &stop, &mut |phase| bar.set_message(phase.to_string()), &mut || bar.inc(1));
     bar.finish_and_clear();
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report).unwrap());
-        return 0;
+    let config = output::relative(&project.program.config.path);
+    let mut doc = serde_json::json!({ "version": 1, "seedfall": env!("CARGO_PKG_VERSION"), "config": config });
+    doc.as_object_mut().unwrap().extend(serde_json::to_value(&report).unwrap().as_object().unwrap().clone());
+    let mut code = 0;
+    if let Some(dest) = &a.json {
+        if let Some(s) = shard {
+            let options = format!("seeds={seeds} output-cap={}", a.resources.output_cap.as_deref().unwrap_or("-"));
+            let block = crate::sharded::ShardBlock {
+                version: crate::sharded::SHARD_VERSION,
+                index: s.index,
+                count: s.count,
+                identity: crate::sharded::identity("mutate", &project, options),
+                seeds_run: seeds.len(),
+                header: String::new(),
+                keep: 0,
+                pins_replayed: false,
+                runs: Vec::new(),
+                blocks: Default::default(),
+                places: Default::default(),
+            };
+            doc["shard"] = serde_json::to_value(block).unwrap();
+        }
+        if let Err(e) = crate::sweep_report::emit_json(dest, &doc) {
+            eprintln!("seedfall: {e}");
+            code = 2;
+        }
     }
-    println!("seedfall mutate: {}, seeds {seeds}", output::relative(&project.program.config.path));
-    println!("baseline: {} of {} seeds failed", report.baseline_failed_seeds.len(), seeds.len());
+    if text {
+        doc.as_object_mut().unwrap().remove("shard");
+        let report: Report = serde_json::from_value(doc).expect("our own document reads back");
+        print!("{}", text_of(&config, &report));
+    }
+    code
+}
+
+/// `seedfall mutate -json`, read back (by the text printer and the merge).
+#[derive(serde::Deserialize)]
+pub struct Report {
+    pub seeds: String,
+    pub baseline_failed_seeds: Vec<u64>,
+    pub mutations: Vec<Mutation>,
+}
+
+#[derive(serde::Deserialize)]
+pub struct Mutation {
+    pub description: String,
+    pub new_failures: Vec<u64>,
+    pub killed: bool,
+}
+
+pub fn text_of(config: &str, report: &Report) -> String {
+    let total = seedfall_search::SeedRange::parse(&report.seeds).map_or(0, |s| s.total());
+    let mut out = format!("seedfall mutate: {config}, seeds {}\n", report.seeds);
+    out.push_str(&format!("baseline: {} of {total} seeds failed\n", report.baseline_failed_seeds.len()));
     for m in &report.mutations {
         let verdict = if m.killed {
             format!("killed ({} seeds that passed now fail, first {})", m.new_failures.len(), m.new_failures[0])
         } else {
             "survived: your checks would not notice this class of bug".to_string()
         };
-        println!("  {:<36} {verdict}", m.description);
+        out.push_str(&format!("  {:<36} {verdict}\n", m.description));
     }
-    0
+    out
 }

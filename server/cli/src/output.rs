@@ -167,7 +167,7 @@ pub fn summary_line(s: &SweepSummary, failed_seeds: &[u64]) -> String {
     )
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize, serde::Deserialize)]
 pub struct FailureJson {
     pub seed: u64,
     pub time_ns: u64,
@@ -183,7 +183,7 @@ pub struct FailureJson {
     pub model: Option<seedfall_sim::outcome::ModelCheck>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize, serde::Deserialize)]
 pub struct NodeFailureJson {
     pub node: String,
     pub kind: seedfall_sim::failure::FailureKind,
@@ -229,7 +229,7 @@ pub fn location_text(project: &Project, node: &str, raw: &str) -> String {
     raw.to_string()
 }
 
-fn tally_location(project: &Project, t: &seedfall_search::properties::PropertyTally) -> String {
+pub fn tally_location(project: &Project, t: &seedfall_search::properties::PropertyTally) -> String {
     let Some(raw) = &t.location else { return String::new() };
     let node = seedfall_search::properties::tally_node(&project.program, t).unwrap_or_default();
     location_text(project, &node, raw)
@@ -241,7 +241,10 @@ fn tally_location(project: &Project, t: &seedfall_search::properties::PropertyTa
 /// true). `true` and `false` count runs with at least one true (false)
 /// evaluation; they are blank for `reachable` and `unreachable`, whose
 /// condition carries nothing (reaching them is the whole event).
-pub fn property_table(project: &Project, table: &seedfall_search::properties::PropertyTable) -> String {
+///
+/// `place` says where a property is, as the terminal shows it
+/// (`tally_location` for a project at hand).
+pub fn property_table(table: &seedfall_search::properties::PropertyTable, place: &dyn Fn(&seedfall_search::properties::PropertyTally) -> String) -> String {
     if table.by_message.is_empty() {
         return String::new();
     }
@@ -259,7 +262,7 @@ pub fn property_table(project: &Project, table: &seedfall_search::properties::Pr
             "  {marker:<4} {:<21} {quoted:<width$} hit {:>5} runs  {truth:<10}  {falsity:<11}  {}",
             t.kind.name(),
             t.runs_hit,
-            tally_location(project, t),
+            place(t),
         );
         s.push_str(row.trim_end());
         s.push('\n');
@@ -276,7 +279,7 @@ fn tally_counts_truth(kind: seedfall_sim::props::PropertyKind) -> bool {
 
 /// Whether this row fails the sweep: one of its runs failed on it, or it is
 /// one of the sweep's findings (never reached, never true).
-fn tally_fails(t: &seedfall_search::properties::PropertyTally, findings: &[seedfall_search::properties::Finding]) -> bool {
+pub fn tally_fails(t: &seedfall_search::properties::PropertyTally, findings: &[seedfall_search::properties::Finding]) -> bool {
     use seedfall_search::properties::Finding;
     use seedfall_sim::props::PropertyKind;
     let failed_in_a_run = match t.kind {
@@ -290,7 +293,7 @@ fn tally_fails(t: &seedfall_search::properties::PropertyTally, findings: &[seedf
     failed_in_a_run || found
 }
 
-pub fn finding_line(project: &Project, f: &seedfall_search::properties::Finding) -> String {
+pub fn finding_line(f: &seedfall_search::properties::Finding, place: &dyn Fn(&seedfall_search::properties::PropertyTally) -> String) -> String {
     use seedfall_search::properties::Finding;
     let (what, message, kind, location) = match f {
         Finding::NeverReached { message, kind, location } => ("never reached", message, kind, location),
@@ -305,7 +308,7 @@ pub fn finding_line(project: &Project, f: &seedfall_search::properties::Finding)
         runs_false: 0,
         in_catalog: true,
     };
-    let at = tally_location(project, &t);
+    let at = place(&t);
     let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
     format!("{what}: {} \"{}\"{at}", kind.name(), safe_line(message))
 }

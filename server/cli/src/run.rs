@@ -4,7 +4,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use seedfall_search::{SeedRange, SweepOptions};
 use seedfall_sim::Verdict;
-use serde::Serialize;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -20,9 +19,18 @@ pub struct RunArgs {
     /// Worker threads (default: the number of cores).
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
-    /// Print one JSON document instead of text.
-    #[arg(long)]
-    pub json: bool,
+    /// Print one JSON document instead of text; with FILE, write it there
+    /// (atomically) and print the text as well.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+    pub json: Option<String>,
+    /// Run only shard i of n of the seeds (`2/8`), for `seedfall merge`:
+    /// write its result with -json FILE.
+    #[arg(long, value_name = "i/n")]
+    pub shard: Option<String>,
+    /// Also write the results as JUnit XML (a test case per finding and
+    /// per property), for CI.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Measure time spent in host calls (adds a little overhead); with FILE,
     /// also write a pprof profile of the guests' functions over every run.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
@@ -63,31 +71,6 @@ pub struct RunArgs {
     pub resources: crate::resources::Resources,
 }
 
-#[derive(Serialize)]
-struct RunJson<'a> {
-    version: u32,
-    config: String,
-    seeds: String,
-    jobs: usize,
-    runs: u64,
-    passed: u64,
-    failed: u64,
-    seeds_per_second: f64,
-    virtual_seconds_per_wall_second: f64,
-    failures: Vec<output::FailureJson>,
-    pins: &'a seedfall_search::pins::PinReport,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exploration: Option<serde_json::Value>,
-    properties: Vec<seedfall_search::properties::PropertyTally>,
-    findings: Vec<seedfall_search::properties::Finding>,
-    /// Failing runs grouped by what failed (`finding::Signature`).
-    failure_findings: Vec<&'a seedfall_search::finding::Finding>,
-    catalog_warnings: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trace_hashes: Option<Vec<(u64, String)>>,
-    totals: &'a seedfall_search::SweepSummary,
-}
-
 /// `-seeds`, parsed; on error, prints it and returns the exit code.
 pub fn seeds_or_exit(text: &str) -> Result<SeedRange, i32> {
     SeedRange::parse(text).map_err(|e| {
@@ -110,6 +93,21 @@ pub fn main(a: RunArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let seeds = match crate::sharded::parse_or_exit(a.shard.as_deref()) {
+        Ok(shard) => seeds.with_shard(shard),
+        Err(code) => return code,
+    };
+    if seeds.shard.is_some() && a.until_novelty.is_some() {
+        eprintln!("seedfall: -shard and -until-novelty: give one (when to stop depends on what the whole sweep found; a shard cannot know it: use explore -shard)");
+        return 2;
+    }
+    if seeds.shard.is_some() && a.extras.report.is_some() {
+        eprintln!("seedfall: -shard and -report: a report is of the whole sweep: give -report to seedfall merge");
+        return 2;
+    }
+    // With -json alone the document is the output; with -json FILE the
+    // text is printed too.
+    let text = a.json.as_deref() != Some("");
     let jobs = match jobs_or_default(a.jobs) {
         Ok(j) => j,
         Err(c) => return c,
@@ -119,7 +117,7 @@ pub fn main(a: RunArgs) -> i32 {
         return 2;
     }
     let profile_file = a.profile.as_ref().filter(|p| !p.is_empty()).map(PathBuf::from);
-    let (project, jobs) = match load::project_for_profiling(&a.config, a.json, &a.resources, jobs, profile_file.is_some()) {
+    let (project, jobs) = match load::project_for_profiling(&a.config, !text, &a.resources, jobs, profile_file.is_some()) {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -163,41 +161,57 @@ pub fn main(a: RunArgs) -> i32 {
             return 2;
         }
     };
-    let pins = seedfall_search::pins::replay_all(&project.program, jobs);
-    let pins_failing = pins.results.iter().filter(|p| p.still_failing).count();
-    if !a.json {
-        if !pins.results.is_empty() {
-            println!("pinned regressions ({}):", pins.results.len());
-            for p in &pins.results {
-                let state = if p.still_failing { "still failing" } else { "fixed" };
-                println!("  {state:<14} {:<32} {}", p.name, p.expected.describe());
-            }
-        }
-        for s in &pins.skipped {
+    let shard = seeds.shard;
+    // Only the first shard replays the pins: they are the same for all.
+    let pins = if shard.is_none_or(|s| s.index == 1) { seedfall_search::pins::replay_all(&project.program, jobs) } else { Default::default() };
+    let n = config.instances().len();
+    let from = match prefix {
+        Some(p) if p.setup => format!(" from seed {}'s setup (at {})", p.seed, seedfall_sim::VTime(p.at_ns)),
+        Some(p) => format!(" from seed {}'s run at {}", p.seed, seedfall_sim::VTime(p.at_ns)),
+        None => String::new(),
+    };
+    let from = match &faults {
+        Some(f) => format!("{from}, each with the {} fault{} of {}", f.len(), if f.len() == 1 { "" } else { "s" }, a.faults.as_ref().unwrap().display()),
+        None => from,
+    };
+    let header = format!("seedfall run: {} ({n} node instance{}), seeds {seeds}{from}", config.name, if n == 1 { "" } else { "s" });
+    let mut report = crate::sweep_report::Report {
+        config: output::relative(&config.path),
+        seeds: seeds.to_string(),
+        header,
+        jobs,
+        keep: a.resources.keep_failures,
+        pins,
+        catalog_warnings: project.catalog_warnings.clone(),
+        failures: Vec::new(),
+        failed_seeds: Vec::new(),
+        found: seedfall_search::finding::Findings::new(a.resources.keep_failures),
+        blocks: Default::default(),
+        table: seedfall_search::properties::PropertyTable::with_catalog(&project.program.catalog),
+        places: Default::default(),
+        summary: Default::default(),
+        hashes: a.hashes.then(Vec::new),
+        pruned: 0,
+        index: output::relative(&seedfall_search::kept::index_path(config)),
+    };
+    if text {
+        print!("{}", report.pins_text());
+        for s in &report.pins.skipped {
             eprintln!("seedfall: skipped a pin: {}", output::relative_prefix(s));
         }
+        match shard {
+            Some(s) => println!("{} (shard {s}: {} of them), {jobs} worker{}", report.header, seeds.len(), if jobs == 1 { "" } else { "s" }),
+            None => print!("{}", report.header_line()),
+        }
     }
-    if !a.json {
-        let n = config.instances().len();
-        let from = match prefix {
-            Some(p) if p.setup => format!(" from seed {}'s setup (at {})", p.seed, seedfall_sim::VTime(p.at_ns)),
-            Some(p) => format!(" from seed {}'s run at {}", p.seed, seedfall_sim::VTime(p.at_ns)),
-            None => String::new(),
-        };
-        let from = match &faults {
-            Some(f) => format!("{from}, each with the {} fault{} of {}", f.len(), if f.len() == 1 { "" } else { "s" }, a.faults.as_ref().unwrap().display()),
-            None => from,
-        };
-        println!("seedfall run: {} ({n} node instance{}), seeds {seeds}{from}, {jobs} worker{}", config.name, if n == 1 { "" } else { "s" }, if jobs == 1 { "" } else { "s" });
-    }
-    let bar = if std::io::stderr().is_terminal() && !a.json {
+    let bar = if std::io::stderr().is_terminal() && text {
         let b = ProgressBar::with_draw_target(Some(seeds.len()), ProgressDrawTarget::stderr());
         b.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} seeds  {per_sec}  eta {eta}  {msg}").unwrap());
         b
     } else {
         ProgressBar::hidden()
     };
-    if !a.json {
+    if text {
         for w in &project.catalog_warnings {
             eprintln!("seedfall: warning: {}", output::relative_prefix(w));
         }
@@ -206,87 +220,92 @@ pub fn main(a: RunArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let stop = AtomicBool::new(false);
-    let mut table = seedfall_search::properties::PropertyTable::with_catalog(&project.program.catalog);
-    let mut done = 0u64;
-    let mut groups = crate::report::Groups::default();
-    let mut found = seedfall_search::finding::Findings::new(a.resources.keep_failures);
-    // The failure block of each finding's shortest run so far, and its folder.
-    let mut blocks: std::collections::BTreeMap<String, (String, Option<PathBuf>)> = std::collections::BTreeMap::new();
-    let mut failures = Vec::new();
-    let mut failed_seeds = Vec::new();
-    let mut hashes = Vec::new();
     if a.until_novelty == Some(0) || a.batch == 0 {
         eprintln!("seedfall: -until-novelty and -batch: expected a positive number");
         return 2;
     }
+    let stop = AtomicBool::new(false);
+    let mut done = 0u64;
+    let mut groups = crate::report::Groups::default();
+    let mut failed_runs = Vec::new();
     let novelty = a.until_novelty.map(|rounds| seedfall_search::sweep::Novelty { rounds, batch: a.batch });
     let sampler = profile_file.as_ref().map(|_| crate::guest_profile::Sampler::start(project.program.engine()));
     let guest_profile = sampler.as_ref().map(|s| s.profile.clone());
     let options = SweepOptions { seeds, jobs, profile: a.profile.is_some(), mutation: None, novelty, prefix, faults, guest_profile };
+    let r = &mut report;
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
         done += 1;
         if a.progress {
             eprintln!("progress {done} {}", seeds.len());
         }
-        table.add(outcome);
+        r.table.add(outcome);
         // A -from or -faults run of seed N passing says nothing of seed N's
         // own run. (The outcome's schedule always lists the faults applied,
         // so the sweep's options say whether they were given.)
         if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && options.faults.is_none() {
             seedfall_search::artifacts::clear_passing(config, outcome.seed);
         }
-        if a.hashes {
-            hashes.push((outcome.seed, format!("{:016x}", outcome.trace_hash)));
+        if let Some(h) = &mut r.hashes {
+            h.push((outcome.seed, format!("{:016x}", outcome.trace_hash)));
         }
-        if outcome.verdict == Verdict::Fail {
-            failed_seeds.push(outcome.seed);
-            let added = found.add(outcome);
-            bar.set_message(format!("{} failed, {} finding{}", failed_seeds.len(), found.by_id.len(), if found.by_id.len() == 1 { "" } else { "s" }));
-            // Only the shortest runs of each finding get a folder.
-            let folder = if added.keep {
-                match a.resources.write_failure(&project, outcome) {
-                    Ok(f) => Some(f),
-                    Err(e) => {
-                        bar.suspend(|| eprintln!("seedfall: {e}"));
-                        None
-                    }
+        if outcome.verdict != Verdict::Fail {
+            return;
+        }
+        let failure = outcome.failure.as_ref().expect("a failing run");
+        r.failed_seeds.push(outcome.seed);
+        if shard.is_some() {
+            failed_runs.push(crate::sharded::FailedRun { seed: outcome.seed, steps: outcome.stats.steps, failure: failure.clone() });
+        }
+        let added = r.found.add(outcome);
+        bar.set_message(format!("{} failed, {} finding{}", r.failed_seeds.len(), r.found.by_id.len(), if r.found.by_id.len() == 1 { "" } else { "s" }));
+        // Only the shortest runs of each finding get a folder.
+        let folder = if added.keep {
+            match a.resources.write_failure(&project, outcome) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    bar.suspend(|| eprintln!("seedfall: {e}"));
+                    None
                 }
-            } else {
-                None
-            };
-            let signature = seedfall_search::finding::Signature::of(outcome.failure.as_ref().expect("a failing run"));
-            if let Some(seed) = added.evicted {
-                seedfall_search::kept::remove(config, seed, &signature);
             }
-            if a.extras.report.is_some() {
-                groups.add(outcome, folder.clone());
-            }
-            if a.json {
-                let mut f = output::failure_json(&project, outcome);
-                f.folder = folder.as_ref().map(|p| output::relative(p));
-                failures.push(f);
-            } else if found.by_id[&signature.id()].shortest[0].seed == outcome.seed {
-                blocks.insert(signature.id(), (output::failure_block(&project, outcome), folder));
-            }
+        } else {
+            None
+        };
+        let signature = seedfall_search::finding::Signature::of(failure);
+        if let Some(seed) = added.evicted {
+            seedfall_search::kept::remove(config, seed, &signature);
+        }
+        if a.extras.report.is_some() {
+            groups.add(outcome, folder.clone());
+        }
+        let mut f = output::failure_json(&project, outcome);
+        f.folder = folder.as_ref().map(|p| output::relative(p));
+        r.failures.push(f);
+        if r.found.by_id[&signature.id()].shortest[0].seed == outcome.seed {
+            let block = crate::sweep_report::Block { seed: outcome.seed, text: output::failure_block(&project, outcome), folder: folder.as_ref().map(|p| output::relative(p)) };
+            r.blocks.insert(signature.id(), block);
         }
     });
     bar.finish_and_clear();
     crate::snapshots::say(snapshots.as_ref());
     drop(snapshots);
-    let pruned = seedfall_search::kept::prune(config, &found);
-    if !found.by_id.is_empty() {
-        if let Err(e) = seedfall_search::kept::write_index(config, &seeds.to_string(), summary.runs, summary.failures, &found) {
-            eprintln!("seedfall: {e}");
+    for t in report.table.by_message.values() {
+        let source = seedfall_search::properties::tally_source(&project, t).map(|s| s.recorded(config));
+        report.places.insert(t.message.clone(), crate::sweep_report::Place { text: output::tally_location(&project, t), source });
+    }
+    report.summary = summary;
+    // A shard leaves the failures folder to the merge: other shards' folders
+    // may share it, and only the merge knows which runs are the shortest.
+    if shard.is_none() {
+        report.pruned = seedfall_search::kept::prune(config, &report.found);
+        if !report.found.by_id.is_empty() {
+            if let Err(e) = seedfall_search::kept::write_index(config, &report.seeds, report.summary.runs, report.summary.failures, &report.found) {
+                eprintln!("seedfall: {e}");
+            }
         }
     }
     // A failure whose folder a shorter run displaced has none.
-    for f in &mut failures {
-        if f.folder.as_ref().is_some_and(|p| !std::path::Path::new(p).is_dir()) {
-            f.folder = None;
-        }
-    }
+    crate::sweep_report::drop_gone_folders(&mut report);
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }
@@ -295,76 +314,61 @@ pub fn main(a: RunArgs) -> i32 {
             eprintln!("seedfall: {e}");
         }
     }
-    let findings = table.findings();
     if let Some(path) = &a.extras.report {
+        let summary = &report.summary;
         let exploration = summary.stop_reason.as_ref().map(|stop| serde_json::json!({ "rows": summary.growth, "stop": stop }));
-        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary: &summary, groups: &groups, table: &table, exploration };
+        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary, groups: &groups, table: &report.table, exploration };
         match crate::report::write(path, &input) {
             Ok(()) => eprintln!("seedfall: report written to {}", output::relative(path)),
             Err(e) => eprintln!("seedfall: {e}"),
         }
     }
-    if let Err(e) = seedfall_search::properties::save_last_run(&project, &seeds.to_string(), summary.runs, summary.failures, &table) {
-        eprintln!("seedfall: {e}");
+    if shard.is_none() {
+        crate::sweep_report::save_last_run(config, &report);
     }
-    if a.json {
-        let doc = RunJson {
-            version: 1,
-            config: output::relative(&config.path),
-            seeds: seeds.to_string(),
-            jobs,
-            runs: summary.runs,
-            passed: summary.runs - summary.failures,
-            failed: summary.failures,
-            seeds_per_second: summary.seeds_per_second,
-            virtual_seconds_per_wall_second: summary.virtual_seconds_per_wall_second,
-            failures,
-            pins: &pins,
-            exploration: summary.stop_reason.as_ref().map(|stop| serde_json::json!({ "growth": summary.growth, "stop": stop })),
-            properties: table.by_message.values().cloned().collect(),
-            findings: findings.clone(),
-            failure_findings: found.ordered(),
-            catalog_warnings: &project.catalog_warnings,
-            trace_hashes: a.hashes.then_some(hashes),
-            totals: &summary,
-        };
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap());
-    } else {
-        let c = output::relative(&config.path);
-        for f in found.ordered() {
-            let (block, folder) = blocks.get(&f.id).cloned().unwrap_or_default();
-            print!("{}", output::finding_block(f, &block, folder.as_deref(), &c, a.resources.keep_failures));
+    let mut code = report.exit_code(a.fail_on_pinned);
+    if let Some(dest) = &a.json {
+        let block = shard.map(|s| crate::sharded::ShardBlock {
+            version: crate::sharded::SHARD_VERSION,
+            index: s.index,
+            count: s.count,
+            identity: crate::sharded::identity("run", &project, run_options_line(&a, &seeds)),
+            seeds_run: seeds.len(),
+            header: report.header.clone(),
+            keep: report.keep,
+            pins_replayed: s.index == 1,
+            runs: std::mem::take(&mut failed_runs),
+            blocks: report.blocks.clone(),
+            places: report.places.clone(),
+        });
+        if let Err(e) = crate::sweep_report::emit_json(dest, &report.json(block)) {
+            eprintln!("seedfall: {e}");
+            code = 2;
         }
-        if !found.by_id.is_empty() {
-            let n = found.by_id.len();
-            let removed = if pruned > 0 { format!("; {pruned} older folder{} of these findings removed", if pruned == 1 { "" } else { "s" }) } else { String::new() };
-            println!(
-                "{} failing run{} in {n} finding{}: folders of the {} shortest of each kept, every seed listed in {}{removed}",
-                failed_seeds.len(),
-                if failed_seeds.len() == 1 { "" } else { "s" },
-                if n == 1 { "" } else { "s" },
-                a.resources.keep_failures,
-                output::relative(&seedfall_search::kept::index_path(config))
-            );
-            println!();
-        }
-        if !summary.growth.is_empty() {
-            println!("round  runs  new signals  signals  new functions  functions");
-            for g in &summary.growth {
-                println!("{:>5}  {:>4}  {:>11}  {:>7}  {:>13}  {:>9}", g.round, g.runs, g.new_signals, g.signals, g.new_functions, g.functions);
-            }
-            println!("stopped: {}", summary.stop_reason.as_deref().unwrap_or(""));
-        }
-        print!("{}", output::property_table(&project, &table));
-        for f in &findings {
-            println!("{}", output::finding_line(&project, f));
-        }
-        println!("{}", output::summary_line(&summary, &failed_seeds));
     }
-    if !a.json && pins_failing > 0 {
-        let note = if a.fail_on_pinned { "" } else { " (pass -fail-on-pinned to fail on them)" };
-        println!("{pins_failing} pinned regression{} still failing{note}", if pins_failing == 1 { "" } else { "s" });
+    if let Some(path) = &a.junit {
+        if let Err(e) = crate::junit::write_sweep(path, &report, a.fail_on_pinned) {
+            eprintln!("seedfall: {e}");
+            code = 2;
+        }
     }
-    let pins_fail = a.fail_on_pinned && pins_failing > 0;
-    if summary.failures > 0 || !findings.is_empty() || pins_fail { 1 } else { 0 }
+    if text {
+        print!("{}", report.results_text(a.fail_on_pinned));
+    }
+    code
+}
+
+/// The options of a sweep that change what its runs do or what it keeps,
+/// as one line: shards of one sweep must agree on it.
+fn run_options_line(a: &RunArgs, seeds: &SeedRange) -> String {
+    let faults = a.faults.as_ref().map(|p| std::fs::read(p).map(|b| seedfall_search::cache::hash_hex(&[&b])).unwrap_or_default());
+    format!(
+        "seeds={seeds} from={} prefix-seed={} faults={} keep-failures={} output-cap={} hashes={}",
+        a.from.as_deref().unwrap_or("-"),
+        a.prefix_seed,
+        faults.as_deref().unwrap_or("-"),
+        a.resources.keep_failures,
+        a.resources.output_cap.as_deref().unwrap_or("-"),
+        a.hashes
+    )
 }

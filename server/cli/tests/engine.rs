@@ -167,7 +167,7 @@ fn replicas_are_named_and_run_separately() {
 #[test]
 fn json_summary_reports_rates() {
     let out = json(&seedfall(&["run", "-c", "tests/guests/basics.json", "-seeds", "1-10", "-json"]));
-    assert_eq!(out["version"], 1);
+    assert_eq!(out["version"], 2);
     assert_eq!(out["failed"], 0);
     assert!(out["seeds_per_second"].as_f64().unwrap() > 0.0);
     assert!(out["virtual_seconds_per_wall_second"].as_f64().unwrap() > 0.0);

@@ -25,6 +25,7 @@ pub mod pins;
 pub mod properties;
 pub mod recipe;
 pub mod seeds;
+pub mod shard;
 pub mod shrink;
 pub mod snapshots;
 pub mod sweep;

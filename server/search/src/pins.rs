@@ -62,7 +62,7 @@ pub fn write(config: &Config, name: &str, schedule: &Schedule, expected: Target)
     Ok(path)
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PinResult {
     pub name: String,
     pub path: String,
@@ -70,7 +70,7 @@ pub struct PinResult {
     pub expected: Target,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct PinReport {
     pub results: Vec<PinResult>,
     /// `file: why` for each pin that could not be used.

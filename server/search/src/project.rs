@@ -8,6 +8,10 @@ pub struct Project {
     pub program: Program,
     /// Calls the catalog could not include (non-literal messages), `file:line: why`.
     pub catalog_warnings: Vec<String>,
+    /// What the runs of this project are a function of, as 16 hex digits:
+    /// the config file's text, every module as run (probes included) and
+    /// the seeded disks. Shard results of different digests never merge.
+    pub digest: String,
 }
 
 #[derive(Debug)]
@@ -76,6 +80,8 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
     let mut coverage = Vec::with_capacity(config.nodes.len());
     let mut function_names = std::collections::BTreeMap::new();
     let mut catalog = crate::catalog::Catalog::default();
+    let config_text = std::fs::read(&config.path).unwrap_or_default();
+    let mut digest_parts: Vec<Vec<u8>> = vec![config_text, format!("{coverage_mode:?}").into_bytes()];
     for (i, node) in config.nodes.iter().enumerate() {
         // Build errors say where in the config the node is.
         let field = match node.source {
@@ -89,6 +95,7 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
         let raw = seedfall_sim::files::read_bytes(&built.wasm, seedfall_sim::files::MODULE_BYTES_MAX, "the module").map_err(fail)?;
         modules::check_magic(&raw, &built.wasm).map_err(fail)?;
         check_memory_fits(&raw, config.limits.memory_bytes_max).map_err(|e| LoadError::Build(format!("{}: $.limits.memory_mb: node \"{}\": {e}", config.path.display(), node.name)))?;
+        digest_parts.push(crate::cache::hash_hex(&[&raw]).into_bytes());
         let module = if let Some(mode) = coverage_mode {
             let inst = seedfall_sim::coverage::instrument_with(&raw, mode).map_err(fail)?;
             coverage.push(Some(inst.layout));
@@ -108,7 +115,9 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
     let mut program = Program::with_coverage(&engine, config, compiled, coverage).map_err(LoadError::Build)?;
     program.catalog = catalog.entries;
     program.function_names = function_names;
-    Ok(Project { program, catalog_warnings: catalog.warnings })
+    digest_parts.push(program.seeds_digest.clone().into_bytes());
+    let digest = crate::cache::hash_hex(&digest_parts.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    Ok(Project { program, catalog_warnings: catalog.warnings, digest })
 }
 
 /// A module whose memory starts above `limits.memory_mb` could never be

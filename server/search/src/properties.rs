@@ -6,10 +6,10 @@
 //! (`never true`). Both name the property's source location.
 use seedfall_sim::props::{CatalogEntry, PropertyKind};
 use seedfall_sim::Outcome;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PropertyTally {
     pub message: String,
     pub kind: PropertyKind,
@@ -118,11 +118,13 @@ pub fn tally_source(project: &crate::Project, t: &PropertyTally) -> Option<crate
     crate::artifacts::source(project, &tally_node(&project.program, t)?, raw)
 }
 
-pub fn save_last_run(project: &crate::Project, seeds: &str, runs: u64, failed: u64, table: &PropertyTable) -> Result<(), String> {
-    let config = &project.program.config;
+/// Writes last-run. `source` says where each property is (`tally_source`
+/// with a project at hand; a merge has what its shards recorded), already
+/// relative to the config's folder (`Source::recorded`).
+pub fn save_last_run(config: &seedfall_sim::Config, seeds: &str, runs: u64, failed: u64, table: &PropertyTable, source: &dyn Fn(&PropertyTally) -> Option<crate::artifacts::Source>) -> Result<(), String> {
     let with_source = |v: serde_json::Value, t: &PropertyTally| {
         let mut v = v;
-        v["source"] = serde_json::to_value(tally_source(project, t).map(|s| s.recorded(config))).unwrap();
+        v["source"] = serde_json::to_value(source(t)).unwrap();
         v
     };
     let properties = table.by_message.values().map(|t| with_source(serde_json::to_value(t).unwrap(), t)).collect();

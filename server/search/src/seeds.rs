@@ -9,6 +9,9 @@ pub struct SeedRange {
     pub first: u64,
     /// Inclusive.
     pub last: u64,
+    /// `-shard i/n`: only this shard's share of the range (`shard.rs`).
+    /// `Display` still shows the whole range: it names the work.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl SeedRange {
@@ -26,20 +29,36 @@ impl SeedRange {
         if last - first >= SEEDS_MAX {
             return Err(format!("the seed range {text} holds more than {SEEDS_MAX} seeds"));
         }
-        Ok(SeedRange { first, last })
+        Ok(SeedRange { first, last, shard: None })
     }
 
+    /// Seeds this range runs (the shard's share, with a shard).
     pub fn len(&self) -> u64 {
+        match self.shard {
+            None => self.total(),
+            Some(s) => s.len_of(self.total()),
+        }
+    }
+
+    /// Seeds of the whole range, shards or not.
+    pub fn total(&self) -> u64 {
         self.last - self.first + 1
     }
 
     pub fn is_empty(&self) -> bool {
-        false
+        self.len() == 0
     }
 
     pub fn nth(&self, i: u64) -> u64 {
         assert!(i < self.len());
-        self.first + i
+        match self.shard {
+            None => self.first + i,
+            Some(s) => self.first + s.offset(i),
+        }
+    }
+
+    pub fn with_shard(self, shard: Option<crate::shard::Shard>) -> SeedRange {
+        SeedRange { shard, ..self }
     }
 }
 
@@ -59,7 +78,10 @@ mod tests {
 
     #[test]
     fn parses() {
-        assert_eq!(SeedRange::parse("1-200").unwrap(), SeedRange { first: 1, last: 200 });
+        assert_eq!(SeedRange::parse("1-200").unwrap(), SeedRange { first: 1, last: 200, shard: None });
+        let third = SeedRange::parse("1-10").unwrap().with_shard(Some(crate::shard::Shard { index: 3, count: 4 }));
+        assert_eq!((0..third.len()).map(|i| third.nth(i)).collect::<Vec<_>>(), vec![3, 7]);
+        assert_eq!(third.to_string(), "1-10");
         assert_eq!(SeedRange::parse("17").unwrap().len(), 1);
         assert!(SeedRange::parse("5-1").is_err());
         assert!(SeedRange::parse("x").is_err());

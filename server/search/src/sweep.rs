@@ -2,7 +2,7 @@
 use crate::pool;
 use crate::seeds::SeedRange;
 use seedfall_sim::{run, Outcome, Program, RunOptions, Schedule, Verdict};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -74,7 +74,7 @@ pub struct Novelty {
 }
 
 /// One row of the growth table of `run -until-novelty`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GrowthRow {
     pub round: u32,
     pub runs: u64,
@@ -85,7 +85,8 @@ pub struct GrowthRow {
 }
 
 /// Totals of a sweep. Rates use the sweep's wall time.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SweepSummary {
     pub runs: u64,
     pub failures: u64,

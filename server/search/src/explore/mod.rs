@@ -9,6 +9,7 @@
 //! order, so the same corpus and flags give the same rounds at any `-j`.
 pub mod children;
 pub mod corpus;
+pub mod exchange;
 pub mod growth;
 pub mod signals;
 pub mod stop;
@@ -57,6 +58,9 @@ pub struct ExploreOptions {
     /// Children use snapshots when round 1's median run took at least this
     /// long on the host (`snapshots::WORTH_RUN_NS`; 0: always).
     pub snapshot_worth_ns: u64,
+    /// `-shard i/n -sync DIR`: trade corpus entries with the other shards
+    /// at round boundaries (`exchange`).
+    pub exchange: Option<exchange::Exchange>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -73,6 +77,8 @@ pub struct Round {
     pub edges: usize,
     pub corpus: usize,
     pub failures: usize,
+    /// Entries of other shards run in this round (`-sync`).
+    pub imported: usize,
     pub elapsed_ms: u64,
 }
 
@@ -89,6 +95,8 @@ pub struct ExploreResult {
     /// Failures seen under edge probes that did not happen again on the
     /// ordinary program (`confirm`): they replay under edge probes only.
     pub unconfirmed: Vec<Outcome>,
+    /// What the exchange with other shards skipped or gave up on.
+    pub exchange_notes: Vec<String>,
 }
 
 /// Explores `program`. With `confirm` (the ordinary program, when `program`
@@ -119,6 +127,9 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let mut stop_reason = String::new();
     let mut round1_real_ns = Vec::new();
     let mut use_snapshots = None;
+    let mut exchanger = opts.exchange.clone().map(exchange::Exchanger::new);
+    let mut imported: Vec<Entry> = Vec::new();
+    let mut last_round = 0;
     for round in 1..=round_max {
         let (parents, schedules): (Vec<Option<Schedule>>, Vec<Schedule>) = if round == 1 {
             let mut s: Vec<Schedule> = (0..opts.seeds.len()).map(|i| Schedule::seed(opts.seeds.nth(i))).collect();
@@ -126,12 +137,19 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             (vec![None; s.len()], s)
         } else {
             let plan = children::Plan::new(&corpus, &growth);
-            if plan.is_empty() {
+            if plan.is_empty() && imported.is_empty() {
                 stop_reason = "nothing to explore from: no run reached a signal".into();
                 break;
             }
-            (0..opts.batch).map(|_| chooser.child(&plan, &corpus, config)).map(|(p, c)| (Some(p), c)).unzip()
+            let children = if plan.is_empty() { 0 } else { opts.batch };
+            let (mut parents, mut children): (Vec<Option<Schedule>>, Vec<Schedule>) = (0..children).map(|_| chooser.child(&plan, &corpus, config)).map(|(p, c)| (Some(p), c)).unzip();
+            // Other shards' entries run whole, like entries loaded in round 1.
+            parents.extend(imported.iter().map(|_| None));
+            children.extend(imported.iter().map(Entry::schedule));
+            (parents, children)
         };
+        let imported_now = std::mem::take(&mut imported).len();
+        last_round = round;
         let functions_before = growth.functions;
         let mut new_signals = Vec::new();
         let mut new_function_names: Vec<(u8, String)> = Vec::new();
@@ -183,6 +201,9 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             if let Some((idx, true)) = corpus.offer(entry, &reached) {
                 // A corpus that cannot be written still guides this exploration.
                 let _ = corpus::write(&opts.corpus_dir, &corpus.entries[idx]);
+                if let Some(x) = &mut exchanger {
+                    x.note(&corpus.entries[idx]);
+                }
             }
         });
         progress.round = round;
@@ -209,24 +230,39 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             edges: growth.edges,
             corpus: corpus.entries.len(),
             failures: failures.len() + unconfirmed.len(),
+            imported: imported_now,
             elapsed_ms: started.elapsed().as_millis() as u64,
         };
         on_round(&report);
         rounds.push(report);
-        if !(failures.is_empty() && unconfirmed.is_empty()) && !opts.keep_going {
-            stop_reason = "failure found".into();
-            break;
+        if let Some(x) = &mut exchanger {
+            if let Err(e) = x.publish(round) {
+                x.notes.push(e);
+            }
         }
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            stop_reason = "stopped".into();
-            break;
-        }
-        if let Some(why) = limits.check(&progress, started.elapsed(), round_max) {
+        let why = if !(failures.is_empty() && unconfirmed.is_empty()) && !opts.keep_going {
+            Some("failure found".to_string())
+        } else if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            Some("stopped".to_string())
+        } else {
+            limits.check(&progress, started.elapsed(), round_max)
+        };
+        if let Some(why) = why {
             stop_reason = why;
             break;
         }
+        if let Some(x) = &mut exchanger {
+            imported = x.collect(round, config);
+        }
     }
-    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs: progress.runs, first_failure_run, unconfirmed }
+    let exchange_notes = match exchanger {
+        Some(mut x) => {
+            x.finish(last_round);
+            std::mem::take(&mut x.notes)
+        }
+        None => Vec::new(),
+    };
+    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs: progress.runs, first_failure_run, unconfirmed, exchange_notes }
 }
 
 /// The failure `o` (found under edge probes) run again on the ordinary

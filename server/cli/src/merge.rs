@@ -1,0 +1,249 @@
+//! `seedfall merge FILE...`: shard results (`-shard i/n -json FILE`) made
+//! one answer. A sweep's merge prints what the unsharded run prints, writes
+//! what it writes (the failures index, last-run, the folders of the
+//! shortest runs only) and exits as it exits. docs/scale-out.md.
+use crate::sharded::{self, Read};
+use crate::sweep_report::Report;
+use clap::Args;
+use seedfall_search::properties::{PropertyTable, PropertyTally};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Shard results: every shard of one piece of work, once each.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print one JSON document instead of text; with `-json=FILE`, write it
+    /// there (atomically) and print the text as well. (The `=` is required
+    /// here: a file after a bare -json is a shard result.)
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    pub json: Option<String>,
+    /// Also write the results as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Exit 1 when a pinned regression still fails (for CI).
+    #[arg(long)]
+    pub fail_on_pinned: bool,
+    /// explore: the corpus folder every shard's entries are gathered into
+    /// (default .seedfall/corpus/<config>/ next to the config).
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+}
+
+/// Bound on shard result files in one merge.
+pub const FILES_MAX: usize = 100_000;
+
+pub fn main(a: MergeArgs) -> i32 {
+    if a.files.len() > FILES_MAX {
+        eprintln!("seedfall merge: {} files given; at most {FILES_MAX}", a.files.len());
+        return 2;
+    }
+    let mut reads = Vec::with_capacity(a.files.len());
+    for f in &a.files {
+        match sharded::read(f) {
+            Ok(r) => reads.push(r),
+            Err(e) => {
+                eprintln!("seedfall merge: {e}");
+                return 2;
+            }
+        }
+    }
+    let set: Vec<_> = reads.iter().map(|r| (r.file.clone(), r.block.shard(), r.block.identity.clone())).collect();
+    if let Err(e) = seedfall_search::shard::check_set(&set) {
+        eprintln!("seedfall merge: {e}");
+        return 2;
+    }
+    reads.sort_by_key(|r| r.block.index);
+    let result = match reads[0].block.identity.command.as_str() {
+        "run" => merge_run(&a, &reads),
+        "explore" => crate::merge_explore::merge(&a, &reads),
+        "mutate" => crate::merge_mutate::merge(&a, &reads),
+        other => Err(format!("{}: shards of `{other}`, which this seedfall cannot merge", reads[0].file)),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("seedfall merge: {e}");
+            2
+        }
+    }
+}
+
+/// A field of a shard's document, read as `T`.
+pub fn field<T: serde::de::DeserializeOwned>(r: &Read, name: &str) -> Result<T, String> {
+    let v = r.doc.get(name).cloned().unwrap_or(serde_json::Value::Null);
+    serde_json::from_value(v).map_err(|e| format!("{}: $.{name}: {e}", r.file))
+}
+
+/// The config the shards ran, when it is here: the merge writes beside it
+/// as the unsharded run would.
+pub fn config_here(config: &str) -> Option<seedfall_sim::Config> {
+    seedfall_sim::Config::load(Path::new(config)).ok()
+}
+
+fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
+    let first = &reads[0];
+    let config: String = field(first, "config")?;
+    let seeds: String = field(first, "seeds")?;
+    let keep = first.block.keep;
+    let mut failures: Vec<crate::output::FailureJson> = Vec::new();
+    let mut runs = Vec::new();
+    let mut table = PropertyTable::default();
+    let mut places = std::collections::BTreeMap::new();
+    let mut summary = seedfall_search::SweepSummary::default();
+    let mut hashes: Option<Vec<(u64, String)>> = Some(Vec::new());
+    let mut jobs = 0usize;
+    let mut pins = seedfall_search::pins::PinReport::default();
+    let mut shard_blocks = Vec::new();
+    for r in reads {
+        failures.extend(field::<Vec<crate::output::FailureJson>>(r, "failures")?);
+        runs.extend(r.block.runs.iter().cloned());
+        for t in field::<Vec<PropertyTally>>(r, "properties")? {
+            add_tally(&mut table, t);
+        }
+        for (m, p) in &r.block.places {
+            places.entry(m.clone()).or_insert_with(|| p.clone());
+        }
+        let s: seedfall_search::SweepSummary = field(r, "totals")?;
+        add_summary(&mut summary, &s);
+        match (&mut hashes, field::<Option<Vec<(u64, String)>>>(r, "trace_hashes")?) {
+            (Some(all), Some(h)) => all.extend(h),
+            _ => hashes = None,
+        }
+        jobs += field::<usize>(r, "jobs")?;
+        if r.block.pins_replayed {
+            pins = field(r, "pins")?;
+        }
+        shard_blocks.extend(r.block.blocks.values().cloned());
+    }
+    finish_summary(&mut summary);
+    // The unsharded run saw every outcome in seed order: so does the merge.
+    failures.sort_by_key(|f| f.seed);
+    runs.sort_by_key(|r| r.seed);
+    if let Some(h) = &mut hashes {
+        h.sort_by_key(|(seed, _)| *seed);
+    }
+    let mut found = seedfall_search::finding::Findings::new(keep);
+    for r in &runs {
+        found.add_run(r.seed, &r.failure, r.steps);
+    }
+    // Each finding's block is its shortest run's, which was the shortest of
+    // the shard that ran it.
+    let mut blocks = std::collections::BTreeMap::new();
+    for f in found.by_id.values() {
+        let seed = f.shortest[0].seed;
+        if let Some(b) = shard_blocks.iter().find(|b| b.seed == seed) {
+            blocks.insert(f.id.clone(), b.clone());
+        }
+    }
+    let here = config_here(&config);
+    let index = match &here {
+        Some(c) => crate::output::relative(&seedfall_search::kept::index_path(c)),
+        None => Path::new(&config).parent().unwrap_or(Path::new("")).join(".seedfall").join("failures-index.json").display().to_string(),
+    };
+    let mut report = Report {
+        config,
+        seeds,
+        header: first.block.header.clone(),
+        jobs,
+        keep,
+        pins,
+        catalog_warnings: field(first, "catalog_warnings")?,
+        failures,
+        failed_seeds: runs.iter().map(|r| r.seed).collect(),
+        found,
+        blocks,
+        table,
+        places,
+        summary,
+        hashes,
+        pruned: 0,
+        index,
+    };
+    match &here {
+        Some(c) => {
+            // Shards kept their own few shortest runs of each finding; of
+            // those, only the sweep's shortest stay. That is the folders the
+            // unsharded run keeps, so only older folders count as pruned.
+            for r in &runs {
+                let f = &report.found.by_id[&seedfall_search::finding::Signature::of(&r.failure).id()];
+                if !f.shortest.iter().any(|s| s.seed == r.seed) {
+                    seedfall_search::kept::remove(c, r.seed, &f.signature);
+                }
+            }
+            report.pruned = seedfall_search::kept::prune(c, &report.found);
+            if !report.found.by_id.is_empty() {
+                if let Err(e) = seedfall_search::kept::write_index(c, &report.seeds, report.summary.runs, report.summary.failures, &report.found) {
+                    eprintln!("seedfall: {e}");
+                }
+            }
+            crate::sweep_report::save_last_run(c, &report);
+        }
+        None => eprintln!("seedfall merge: {} is not here: failure folders, the failures index and last-run are left as the shards wrote them", report.config),
+    }
+    crate::sweep_report::drop_gone_folders(&mut report);
+    let text = a.json.as_deref() != Some("");
+    let mut code = report.exit_code(a.fail_on_pinned);
+    if let Some(dest) = &a.json {
+        if let Err(e) = crate::sweep_report::emit_json(dest, &report.json(None)) {
+            eprintln!("seedfall: {e}");
+            code = 2;
+        }
+    }
+    if let Some(path) = &a.junit {
+        if let Err(e) = crate::junit::write_sweep(path, &report, a.fail_on_pinned) {
+            eprintln!("seedfall: {e}");
+            code = 2;
+        }
+    }
+    if text {
+        print!("{}", report.pins_text());
+        for s in &report.pins.skipped {
+            eprintln!("seedfall: skipped a pin: {}", crate::output::relative_prefix(s));
+        }
+        print!("{}", report.header_line());
+        for w in &report.catalog_warnings {
+            eprintln!("seedfall: warning: {}", crate::output::relative_prefix(w));
+        }
+        print!("{}", report.results_text(a.fail_on_pinned));
+    }
+    Ok(code)
+}
+
+/// Adds one shard's tally of a property to the merged table.
+pub fn add_tally(table: &mut PropertyTable, t: PropertyTally) {
+    match table.by_message.get_mut(&t.message) {
+        Some(m) => {
+            m.runs_hit += t.runs_hit;
+            m.runs_true += t.runs_true;
+            m.runs_false += t.runs_false;
+            m.in_catalog |= t.in_catalog;
+            if m.location.is_none() {
+                m.location = t.location;
+            }
+        }
+        None => {
+            table.by_message.insert(t.message.clone(), t);
+        }
+    }
+}
+
+/// Adds one shard's totals. Shards run side by side: the merged wall time
+/// is the longest shard's, and rates are over it.
+pub fn add_summary(sum: &mut seedfall_search::SweepSummary, s: &seedfall_search::SweepSummary) {
+    sum.runs += s.runs;
+    sum.failures += s.failures;
+    sum.wall_ns = sum.wall_ns.max(s.wall_ns);
+    sum.virtual_ns += s.virtual_ns;
+    sum.steps += s.steps;
+    sum.run_real_ns += s.run_real_ns;
+    sum.instantiate_ns += s.instantiate_ns;
+    sum.host_ns += s.host_ns;
+    sum.host_calls += s.host_calls;
+}
+
+pub fn finish_summary(sum: &mut seedfall_search::SweepSummary) {
+    let wall_s = sum.wall_ns.max(1) as f64 / 1e9;
+    sum.seeds_per_second = sum.runs as f64 / wall_s;
+    sum.virtual_seconds_per_wall_second = sum.virtual_ns as f64 / 1e9 / wall_s;
+}

@@ -1,0 +1,96 @@
+//! A shard's result: the command's own `-json` document with a `shard`
+//! block holding what `seedfall merge` needs to give the unsharded answer
+//! (docs/scale-out.md).
+use crate::sweep_report::{Block, Place};
+use seedfall_search::shard::{Identity, Shard};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the `shard` block.
+pub const SHARD_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardBlock {
+    pub version: u32,
+    pub index: u32,
+    pub count: u32,
+    pub identity: Identity,
+    /// Items (seeds, or for explore round-1 seeds) this shard ran.
+    pub seeds_run: u64,
+    /// run: the header line without its workers.
+    #[serde(default)]
+    pub header: String,
+    #[serde(default)]
+    pub keep: usize,
+    /// Only shard 1 replays the pinned regressions.
+    #[serde(default)]
+    pub pins_replayed: bool,
+    /// run: every failing run, as findings are built from them.
+    #[serde(default)]
+    pub runs: Vec<FailedRun>,
+    /// run: the failure block of each finding's shortest run in this shard.
+    #[serde(default)]
+    pub blocks: BTreeMap<String, Block>,
+    /// Where each property is (the merge may not have the sources).
+    #[serde(default)]
+    pub places: BTreeMap<String, Place>,
+}
+
+impl ShardBlock {
+    pub fn shard(&self) -> Shard {
+        Shard { index: self.index, count: self.count }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FailedRun {
+    pub seed: u64,
+    pub steps: u64,
+    pub failure: seedfall_sim::failure::Failure,
+}
+
+/// `-shard i/n`, parsed; on error, prints it and returns the exit code.
+pub fn parse_or_exit(text: Option<&str>) -> Result<Option<Shard>, i32> {
+    match text.map(Shard::parse) {
+        None => Ok(None),
+        Some(Ok(s)) => Ok(Some(s)),
+        Some(Err(e)) => {
+            eprintln!("seedfall: -shard: {e}");
+            Err(2)
+        }
+    }
+}
+
+/// The identity of a piece of work, as its shards record it.
+pub fn identity(command: &str, project: &seedfall_search::Project, options: String) -> Identity {
+    Identity { command: command.into(), seedfall: seedfall_search::shard::build_id(), program: project.digest.clone(), options }
+}
+
+/// Bound on one shard result file.
+pub const SHARD_BYTES_MAX: u64 = 1 << 30;
+
+/// A shard result read back: its file, the whole document and the block.
+pub struct Read {
+    pub file: String,
+    pub doc: serde_json::Value,
+    pub block: ShardBlock,
+}
+
+/// Reads a shard result, saying which file and what is wrong with it.
+pub fn read(path: &std::path::Path) -> Result<Read, String> {
+    let file = path.display().to_string();
+    let text = seedfall_sim::files::read_text(path, SHARD_BYTES_MAX, "the shard result").map_err(|e| format!("{file}: {e}"))?;
+    let mut doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file}: not JSON: {e}"))?;
+    let Some(raw) = doc.get_mut("shard").map(serde_json::Value::take) else {
+        return Err(format!("{file}: not a shard result: it has no `shard` field (write shard results with -shard i/n -json FILE)"));
+    };
+    let version = raw.get("version").and_then(serde_json::Value::as_u64);
+    if version != Some(u64::from(SHARD_VERSION)) {
+        return Err(format!("{file}: $.shard.version: expected {SHARD_VERSION}, found {} (written by another seedfall)", raw.get("version").map_or("nothing".to_string(), |v| v.to_string())));
+    }
+    let block: ShardBlock = serde_json::from_value(raw).map_err(|e| format!("{file}: $.shard: {e}"))?;
+    if let Some(o) = doc.as_object_mut() {
+        o.remove("shard");
+    }
+    Ok(Read { file, doc, block })
+}
