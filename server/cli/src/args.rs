@@ -4,10 +4,17 @@
 use std::ffi::OsString;
 
 pub fn normalize(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    // After `--` come another command's words (`seedfall slurm -- run ...`):
+    // they are passed on as the user wrote them.
+    let mut passthrough = false;
     args.into_iter()
         .enumerate()
         .map(|(i, a)| {
-            if i == 0 {
+            if i == 0 || passthrough {
+                return a;
+            }
+            if a == "--" {
+                passthrough = true;
                 return a;
             }
             let Some(s) = a.to_str() else { return a };
@@ -32,5 +39,6 @@ mod tests {
     fn go_style_flags_become_long_flags() {
         assert_eq!(n(&["seedfall", "run", "-c", "x.json", "-seeds", "1-2", "-j2", "-json"]), ["seedfall", "run", "-c", "x.json", "--seeds", "1-2", "-j2", "--json"]);
         assert_eq!(n(&["seedfall", "replay", "-seed=4", "--seed", "5"]), ["seedfall", "replay", "--seed=4", "--seed", "5"]);
+        assert_eq!(n(&["seedfall", "slurm", "-shards", "8", "--", "run", "-seeds", "1-9"]), ["seedfall", "slurm", "--shards", "8", "--", "run", "-seeds", "1-9"]);
     }
 }

@@ -79,7 +79,8 @@ fn run(a: &SlurmArgs) -> Result<i32, String> {
         Some(s) => s.clone(),
         None => std::env::current_exe().map_err(|e| format!("cannot tell where seedfall is ({e}): give -seedfall PATH"))?.display().to_string(),
     };
-    let name = format!("seedfall-{}", Path::new(&wrapped.config()).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    let config = seedfall_sim::Config::load(Path::new(&wrapped.config())).map_err(|e| e.to_string())?;
+    let name = format!("seedfall-{}", config.name);
     let mut head = vec!["#!/bin/bash".to_string(), format!("#SBATCH --chdir={}", quote(&cwd.display().to_string()))];
     if let Some(p) = &a.partition {
         head.push(format!("#SBATCH --partition={}", quote(p)));
