@@ -109,7 +109,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         return 2;
     }
     if shard.is_some() && a.extras.report.is_some() {
-        eprintln!("seedfall: -shard and -report: a report is of the whole exploration: give -report to seedfall merge");
+        eprintln!("seedfall: -shard and -report: a report covers one whole exploration; for shards, seedfall merge gives the findings and properties (-json, -junit)");
         return 2;
     }
     let sync_wait = match seedfall_sim::vtime::parse_duration(&a.sync_wait) {

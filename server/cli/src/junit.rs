@@ -82,6 +82,8 @@ pub fn esc(text: &str) -> String {
 /// What the cases are made of: a sweep's report, a merge's, an exploration's.
 pub struct Facts<'a> {
     pub config: &'a str,
+    /// The config's name: test cases are classed under it.
+    pub name: &'a str,
     pub found: &'a seedfall_search::finding::Findings,
     pub blocks: &'a std::collections::BTreeMap<String, crate::sweep_report::Block>,
     pub table: &'a seedfall_search::properties::PropertyTable,
@@ -91,13 +93,13 @@ pub struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     pub fn of(report: &'a Report) -> Facts<'a> {
-        Facts { config: &report.config, found: &report.found, blocks: &report.blocks, table: &report.table, places: &report.places, pins: Some(&report.pins) }
+        Facts { config: &report.config, name: &report.name, found: &report.found, blocks: &report.blocks, table: &report.table, places: &report.places, pins: Some(&report.pins) }
     }
 }
 
 /// The cases of a sweep's (or exploration's) results.
 pub fn cases(facts: &Facts, fail_on_pinned: bool) -> Vec<Case> {
-    let class = |what: &str| format!("seedfall.{}.{what}", config_name(facts.config));
+    let class = |what: &str| format!("seedfall.{}.{what}", facts.name);
     let mut cases = Vec::new();
     for f in facts.found.ordered() {
         let block = facts.blocks.get(&f.id);
@@ -108,7 +110,7 @@ pub fn cases(facts: &Facts, fail_on_pinned: bool) -> Vec<Case> {
             let faults = block.and_then(|b| b.folder.as_ref()).filter(|p| std::path::Path::new(p).is_dir()).map(|p| format!(" -faults {p}/faults.json")).unwrap_or_default();
             let _ = writeln!(text, "replay it: seedfall replay -c {} -seed {}{faults}", facts.config, first.seed);
         }
-        let place = f.signature.location.clone().unwrap_or_default();
+        let place = block.map(|b| b.place.clone()).unwrap_or_default();
         let message = f.shortest.first().map(|r| r.message.clone()).unwrap_or_default();
         cases.push(Case { class: class("findings"), name: f.title.clone(), place, outcome: CaseOutcome::Fail { kind: seedfall_search::finding::kind_name(f.signature.kind), message, text } });
     }
@@ -140,15 +142,6 @@ pub fn cases(facts: &Facts, fail_on_pinned: bool) -> Vec<Case> {
         cases.push(Case { class: class("pins"), name: p.name.clone(), place: String::new(), outcome });
     }
     cases
-}
-
-fn config_name(config: &str) -> String {
-    let stem = std::path::Path::new(config).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let dir = std::path::Path::new(config).parent().and_then(|d| d.file_name()).map(|s| s.to_string_lossy().into_owned());
-    match dir {
-        Some(d) if !d.is_empty() => format!("{d}/{stem}"),
-        _ => stem,
-    }
 }
 
 /// Writes the JUnit XML of a sweep, atomically.

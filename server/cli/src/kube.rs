@@ -44,7 +44,11 @@ pub struct KubeArgs {
     /// The seedfall executable in the image.
     #[arg(long, default_value = "seedfall")]
     pub seedfall: String,
-    /// Write shards.yaml and merge.yaml into this folder (default: print both).
+    /// `yaml` or `json` (kubectl applies either).
+    #[arg(long, default_value = "yaml", value_parser = ["yaml", "json"])]
+    pub format: String,
+    /// Write shards.yaml and merge.yaml (or .json) into this folder
+    /// (default: print both).
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The command every shard runs: `-- run -c seedfall.json -seeds 1-10000`.
@@ -81,19 +85,24 @@ fn run(a: &KubeArgs) -> Result<(), String> {
         return Err(format!("-mount: expected an absolute path, found \"{}\"", a.mount));
     }
     let (shards, merge) = manifests(a, &wrapped);
-    let (shards, merge) = (yaml(&shards), yaml(&merge));
+    let ext = a.format.as_str();
+    let (shards, merge) = match ext {
+        "json" => (format!("{}\n", serde_json::to_string_pretty(&shards).unwrap()), format!("{}\n", serde_json::to_string_pretty(&merge).unwrap())),
+        _ => (yaml(&shards), yaml(&merge)),
+    };
     match &a.out {
+        None if ext == "json" => print!("{shards}{merge}"),
         None => print!("{shards}---\n{merge}"),
         Some(dir) => {
-            for (name, text) in [("shards.yaml", &shards), ("merge.yaml", &merge)] {
+            for (name, text) in [(format!("shards.{ext}"), &shards), (format!("merge.{ext}"), &merge)] {
                 let p = dir.join(name);
                 seedfall_search::cache::write_atomic(&p, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
             }
             let d = crate::output::relative(dir);
-            println!("wrote {d}/shards.yaml and {d}/merge.yaml; run them with:");
-            println!("  kubectl apply -f {d}/shards.yaml");
+            println!("wrote {d}/shards.{ext} and {d}/merge.{ext}; run them with:");
+            println!("  kubectl apply -f {d}/shards.{ext}");
             println!("  kubectl wait --for=condition=complete --timeout=24h job/{}-shards", a.name);
-            println!("  kubectl apply -f {d}/merge.yaml");
+            println!("  kubectl apply -f {d}/merge.{ext}");
             println!("  kubectl wait --for=condition=complete --timeout=1h job/{}-merge && kubectl logs job/{}-merge", a.name, a.name);
         }
     }
@@ -139,19 +148,50 @@ pub fn manifests(a: &KubeArgs, wrapped: &Wrapped) -> (Value, Value) {
     (shards, merge)
 }
 
-/// A JSON value as block-style YAML. Strings are written JSON-quoted,
-/// which YAML reads as the same string (no `yes`, `1.0` or `:` surprises).
+/// A JSON value as block-style YAML. A key that is a plain name stays
+/// bare; a string of several lines is a literal block (`|`), so scripts read
+/// as scripts; any other string is written JSON-quoted, which YAML reads as
+/// the same string (no `yes`, `1.0` or `: ` surprises).
 pub fn yaml(v: &Value) -> String {
     let mut out = String::new();
     emit(v, 0, &mut out);
     out
 }
 
-fn scalar(v: &Value) -> String {
+fn key(k: &str) -> String {
+    let plain = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && k.chars().all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
+    // YAML 1.1 reads these bare words as booleans or null.
+    let special = ["y", "n", "yes", "no", "on", "off", "true", "false", "null"].contains(&k.to_ascii_lowercase().as_str());
+    if plain && !special { k.to_string() } else { serde_json::to_string(k).unwrap() }
+}
+
+/// A scalar after `key: ` or `- ` at `indent` (a literal block's lines go
+/// two deeper).
+fn scalar(v: &Value, indent: usize) -> String {
     match v {
+        Value::String(s) if block_safe(s) => {
+            let (body, chomp) = match s.strip_suffix('\n') {
+                Some(b) => (b, "|"),
+                None => (s.as_str(), "|-"),
+            };
+            let pad = " ".repeat(indent + 2);
+            let lines: Vec<String> = body.split('\n').map(|l| if l.is_empty() { String::new() } else { format!("{pad}{l}") }).collect();
+            format!("{chomp}\n{}", lines.join("\n"))
+        }
         Value::String(s) => serde_json::to_string(s).unwrap(),
         other => other.to_string(),
     }
+}
+
+/// Whether a string reads back the same from a literal block: several
+/// lines, none starting with a space (the block's indentation would
+/// swallow it) or ending in one, no tabs or other control characters, and
+/// at most one newline at the end.
+fn block_safe(s: &str) -> bool {
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    body.contains('\n') && !body.ends_with('\n') && !body.starts_with('\n')
+        && body.split('\n').all(|l| !l.starts_with(' ') && !l.ends_with(' '))
+        && !s.chars().any(|c| c.is_control() && c != '\n')
 }
 
 fn emit(v: &Value, indent: usize, out: &mut String) {
@@ -159,7 +199,7 @@ fn emit(v: &Value, indent: usize, out: &mut String) {
     match v {
         Value::Object(map) => {
             for (k, val) in map {
-                let key = serde_json::to_string(k).unwrap();
+                let key = key(k);
                 match val {
                     Value::Object(m) if !m.is_empty() => {
                         out.push_str(&format!("{pad}{key}:\n"));
@@ -171,7 +211,7 @@ fn emit(v: &Value, indent: usize, out: &mut String) {
                     }
                     Value::Object(_) => out.push_str(&format!("{pad}{key}: {{}}\n")),
                     Value::Array(_) => out.push_str(&format!("{pad}{key}: []\n")),
-                    _ => out.push_str(&format!("{pad}{key}: {}\n", scalar(val))),
+                    _ => out.push_str(&format!("{pad}{key}: {}\n", scalar(val, indent))),
                 }
             }
         }
@@ -188,11 +228,11 @@ fn emit(v: &Value, indent: usize, out: &mut String) {
                         out.push_str(&format!("{pad}-\n"));
                         emit(item, indent + 2, out);
                     }
-                    _ => out.push_str(&format!("{pad}- {}\n", scalar(item))),
+                    _ => out.push_str(&format!("{pad}- {}\n", scalar(item, indent))),
                 }
             }
         }
-        _ => out.push_str(&format!("{pad}{}\n", scalar(v))),
+        _ => out.push_str(&format!("{pad}{}\n", scalar(v, indent))),
     }
 }
 
@@ -202,8 +242,8 @@ mod tests {
 
     #[test]
     fn yaml_reads_back_as_the_same_value() {
-        let v = json!({ "a": { "b": [1, "two", { "c": "x: y", "d": [] }], "e": {} }, "s": "line\nnext" });
+        let v = json!({ "a": { "b": [1, "two", { "c": "x: y", "d": [] }], "e": {} }, "s": "line\nnext\n", "on": " lead\nx" });
         let y = yaml(&v);
-        assert_eq!(y, "\"a\":\n  \"b\":\n  - 1\n  - \"two\"\n  - \"c\": \"x: y\"\n    \"d\": []\n  \"e\": {}\n\"s\": \"line\\nnext\"\n");
+        assert_eq!(y, "a:\n  b:\n  - 1\n  - \"two\"\n  - c: \"x: y\"\n    d: []\n  e: {}\n\"on\": \" lead\\nx\"\ns: |\n  line\n  next\n");
     }
 }

@@ -21,6 +21,10 @@ pub struct MergeArgs {
     /// Also write the results as JUnit XML.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Write the sweep's triage report (HTML, or Markdown for .md): the
+    /// config must be here; each finding's shortest run is replayed for it.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// Exit 1 when a pinned regression still fails (for CI).
     #[arg(long)]
     pub fail_on_pinned: bool,
@@ -143,6 +147,7 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
     };
     let mut report = Report {
         config,
+        name: first.block.name.clone(),
         seeds,
         header: first.block.header.clone(),
         jobs,
@@ -184,6 +189,15 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
     crate::sweep_report::drop_gone_folders(&mut report);
     let text = a.json.as_deref() != Some("");
     let mut code = report.exit_code(a.fail_on_pinned);
+    if let Some(path) = &a.report {
+        match write_report(path, &report, &runs, first) {
+            Ok(()) => eprintln!("seedfall: report written to {}", crate::output::relative(path)),
+            Err(e) => {
+                eprintln!("seedfall merge: -report: {e}");
+                code = 2;
+            }
+        }
+    }
     if let Some(dest) = &a.json {
         if let Err(e) = crate::sweep_report::emit_json(dest, &report.json(None)) {
             eprintln!("seedfall: {e}");
@@ -246,4 +260,44 @@ pub fn finish_summary(sum: &mut seedfall_search::SweepSummary) {
     let wall_s = sum.wall_ns.max(1) as f64 / 1e9;
     sum.seeds_per_second = sum.runs as f64 / wall_s;
     sum.virtual_seconds_per_wall_second = sum.virtual_ns as f64 / 1e9 / wall_s;
+}
+
+/// The unsharded run's triage report. It needs each finding's shortest
+/// run with its trace, which no shard result holds: that run is replayed
+/// here (it is a pure function of the program and its seed), on the
+/// program the shards ran, checked by its digest.
+fn write_report(path: &Path, report: &Report, runs: &[sharded::FailedRun], first: &Read) -> Result<(), String> {
+    let identity = &first.block.identity;
+    if !identity.options.contains(" from=- ") || !identity.options.contains(" faults=- ") {
+        return Err("the shards ran with -from or -faults; a report of those is not merged (give -report to a run of the same flags)".into());
+    }
+    let (project, _) = crate::load::project_for(Path::new(&report.config), true, &crate::resources::Resources::default(), 1).map_err(|_| format!("cannot load {}", report.config))?;
+    if project.digest != identity.program {
+        return Err(format!("{} here is not the program the shards ran (its config, modules or seeded disks differ)", report.config));
+    }
+    let mut groups = crate::report::Groups::default();
+    for f in report.found.ordered() {
+        let mine: Vec<&sharded::FailedRun> = runs.iter().filter(|r| seedfall_search::finding::Signature::of(&r.failure).id() == f.id).collect();
+        // As the run's groups keep it: the first run, in seed order, of the earliest failure.
+        let shortest = mine.iter().min_by_key(|r| (r.failure.time_ns, r.seed)).expect("a finding has runs");
+        let options = seedfall_sim::RunOptions::default();
+        let mut o = seedfall_sim::run(&project.program, &seedfall_sim::Schedule::seed(shortest.seed), &options);
+        seedfall_search::durability::check(&project.program, &mut o, &options);
+        if o.failure.as_ref().map(|x| seedfall_search::finding::Signature::of(x).id()) != Some(f.id.clone()) {
+            return Err(format!("seed {} did not fail the same way when replayed here", shortest.seed));
+        }
+        let folder = seedfall_search::kept::folder(&project.program.config, shortest.seed, &f.signature);
+        let title = f.signature.title();
+        let group = crate::report::Group {
+            signature: title.clone(),
+            title: title.clone(),
+            seeds: mine.iter().take(crate::report::SEEDS_SHOWN_MAX).map(|r| r.seed).collect(),
+            count: mine.len() as u64,
+            shortest: o,
+            folder: folder.is_dir().then_some(folder),
+        };
+        groups.by_signature.insert(title, group);
+    }
+    let input = crate::report::Input { project: &project, seeds: report.seeds.clone(), summary: &report.summary, groups: &groups, table: &report.table, exploration: None };
+    crate::report::write(path, &input)
 }

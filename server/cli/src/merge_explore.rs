@@ -22,7 +22,7 @@ pub fn facts(project: &Project, result: &ExploreResult, folders: &[Option<PathBu
     for (o, folder) in result.failures.iter().zip(folders) {
         let f = o.failure.as_ref().expect("a failing outcome");
         found.add_run(o.seed, f, o.stats.steps);
-        blocks.entry(Signature::of(f).id()).or_insert_with(|| Block { seed: o.seed, text: output::failure_block(project, o), folder: folder.as_ref().map(|p| output::relative(p)) });
+        blocks.entry(Signature::of(f).id()).or_insert_with(|| Block { seed: o.seed, text: output::failure_block(project, o), folder: folder.as_ref().map(|p| output::relative(p)), place: output::display_location(project, f).unwrap_or_default() });
     }
     let config = &project.program.config;
     let places = result
@@ -43,6 +43,7 @@ pub fn explore_block(project: &Project, result: &ExploreResult, folders: &[Optio
         count: shard.count,
         identity: crate::sharded::identity("explore", project, options),
         seeds_run: result.rounds.first().map_or(0, |r| r.runs),
+        name: project.program.config.name.clone(),
         header: String::new(),
         keep: seedfall_search::kept::KEEP_MAX,
         pins_replayed: false,
@@ -55,7 +56,8 @@ pub fn explore_block(project: &Project, result: &ExploreResult, folders: &[Optio
 pub fn explore_cases(project: &Project, result: &ExploreResult, folders: &[Option<PathBuf>]) -> Vec<crate::junit::Case> {
     let (found, blocks, places) = facts(project, result, folders);
     let config = output::relative(&project.program.config.path);
-    let facts = crate::junit::Facts { config: &config, found: &found, blocks: &blocks, table: &result.properties, places: &places, pins: None };
+    let name = &project.program.config.name;
+    let facts = crate::junit::Facts { config: &config, name, found: &found, blocks: &blocks, table: &result.properties, places: &places, pins: None };
     crate::junit::cases(&facts, false)
 }
 
@@ -90,6 +92,9 @@ fn gather(reads: &[Read], into: &Path) -> Result<(usize, Vec<String>), String> {
 }
 
 pub fn merge(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
+    if a.report.is_some() {
+        return Err("-report: merges of sweep shards (seedfall run -shard) only; an exploration's merge gives its findings with -json and -junit".into());
+    }
     let first = &reads[0];
     let config: String = field(first, "config")?;
     let mut found = Findings::new(seedfall_search::kept::KEEP_MAX);
@@ -156,14 +161,14 @@ pub fn merge(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
         crate::sweep_report::emit_json(dest, &doc)?;
     }
     if let Some(path) = &a.junit {
-        let facts = crate::junit::Facts { config: &config, found: &found, blocks: &blocks, table: &table, places: &places, pins: None };
+        let facts = crate::junit::Facts { config: &config, name: &first.block.name, found: &found, blocks: &blocks, table: &table, places: &places, pins: None };
         let suite = format!("seedfall explore {config} ({} shards)", reads.len());
         crate::junit::write(path, &crate::junit::document(&suite, 0.0, &crate::junit::cases(&facts, false)))?;
     }
     if text {
         println!("seedfall merge: explore {config}, {} shard{}", reads.len(), if reads.len() == 1 { "" } else { "s" });
         for s in &shards {
-            let at = s["first_failure_run"].as_u64().map(|n| format!(" (at run {n})")).unwrap_or_default();
+            let at = s["first_failure_run"].as_u64().map(|n| format!("; first failure at run {n}")).unwrap_or_default();
             let imported = s["imported"].as_u64().filter(|&n| n > 0).map(|n| format!(", ran {n} entries of other shards")).unwrap_or_default();
             println!("  shard {}: {} rounds, {} runs{imported}, stopped: {}{at}", s["shard"].as_str().unwrap_or(""), s["rounds"], s["runs"], s["stop"].as_str().unwrap_or(""));
         }
@@ -182,6 +187,7 @@ pub fn merge(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
         if !unconfirmed.is_empty() {
             println!("{} failure{} found under edge probes only (see each shard's output)", unconfirmed.len(), if unconfirmed.len() == 1 { "" } else { "s" });
         }
+        println!();
         if let Some(dir) = &corpus {
             println!("corpus: {gathered} new entr{} gathered into {}", if gathered == 1 { "y" } else { "ies" }, output::relative(dir));
         }

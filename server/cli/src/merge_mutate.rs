@@ -7,6 +7,9 @@ use crate::sharded::Read;
 use std::collections::BTreeSet;
 
 pub fn merge(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
+    if a.report.is_some() || a.junit.is_some() {
+        return Err("-report and -junit: a mutation run has neither; its merge prints the mutation table (-json for the document)".into());
+    }
     let first = &reads[0];
     let mut doc = first.doc.clone();
     let union = |name: &str, pick: &dyn Fn(&serde_json::Value) -> Option<Vec<u64>>| -> Result<Vec<u64>, String> {

@@ -69,6 +69,7 @@ pub fn main(a: MutateArgs) -> i32 {
                 count: s.count,
                 identity: crate::sharded::identity("mutate", &project, options),
                 seeds_run: seeds.len(),
+                name: project.program.config.name.clone(),
                 header: String::new(),
                 keep: 0,
                 pins_replayed: false,

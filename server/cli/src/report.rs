@@ -26,7 +26,7 @@ pub struct Extras {
     pub report: Option<PathBuf>,
 }
 /// Seeds listed per failure group.
-const SEEDS_SHOWN_MAX: usize = 20;
+pub const SEEDS_SHOWN_MAX: usize = 20;
 const TIMELINE_PAGE: &str = include_str!("../../../extension/media/timeline.html");
 
 /// One failure signature of a sweep, with its shortest failing run.

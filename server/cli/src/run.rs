@@ -177,6 +177,7 @@ pub fn main(a: RunArgs) -> i32 {
     let header = format!("seedfall run: {} ({n} node instance{}), seeds {seeds}{from}", config.name, if n == 1 { "" } else { "s" });
     let mut report = crate::sweep_report::Report {
         config: output::relative(&config.path),
+        name: config.name.clone(),
         seeds: seeds.to_string(),
         header,
         jobs,
@@ -282,7 +283,8 @@ pub fn main(a: RunArgs) -> i32 {
         f.folder = folder.as_ref().map(|p| output::relative(p));
         r.failures.push(f);
         if r.found.by_id[&signature.id()].shortest[0].seed == outcome.seed {
-            let block = crate::sweep_report::Block { seed: outcome.seed, text: output::failure_block(&project, outcome), folder: folder.as_ref().map(|p| output::relative(p)) };
+            let place = output::display_location(&project, failure).unwrap_or_default();
+            let block = crate::sweep_report::Block { seed: outcome.seed, text: output::failure_block(&project, outcome), folder: folder.as_ref().map(|p| output::relative(p)), place };
             r.blocks.insert(signature.id(), block);
         }
     });
@@ -334,6 +336,7 @@ pub fn main(a: RunArgs) -> i32 {
             count: s.count,
             identity: crate::sharded::identity("run", &project, run_options_line(&a, &seeds)),
             seeds_run: seeds.len(),
+            name: report.name.clone(),
             header: report.header.clone(),
             keep: report.keep,
             pins_replayed: s.index == 1,

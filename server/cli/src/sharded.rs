@@ -17,6 +17,9 @@ pub struct ShardBlock {
     pub identity: Identity,
     /// Items (seeds, or for explore round-1 seeds) this shard ran.
     pub seeds_run: u64,
+    /// The config's name.
+    #[serde(default)]
+    pub name: String,
     /// run: the header line without its workers.
     #[serde(default)]
     pub header: String,

@@ -138,9 +138,16 @@ fn run(a: &SlurmArgs) -> Result<i32, String> {
     let limit = Duration::from_nanos(wait_max.nanos());
     // The merge writes merge.exit last; a merge job that Slurm cancelled
     // (its dependency can never be met) leaves the queue without it.
+    let mut written = 0;
     loop {
         if exit_file.is_file() {
             break;
+        }
+        // Progress on stderr: how many shards have written their result.
+        let now = (1..=a.shards).filter(|i| results.join(format!("shard-{i:05}.json")).is_file()).count();
+        if now != written {
+            written = now;
+            eprintln!("seedfall slurm: {written} of {} shard results written", a.shards);
         }
         if !in_queue(&merge_job)? {
             std::thread::sleep(Duration::from_millis(500));

@@ -27,11 +27,16 @@ pub struct Block {
     pub seed: u64,
     pub text: String,
     pub folder: Option<String>,
+    /// Where it failed, as the terminal shows it (`examples/kv/main.go:12`).
+    #[serde(default)]
+    pub place: String,
 }
 
 pub struct Report {
     /// The config, relative to the current folder.
     pub config: String,
+    /// The config's name (`$.name`, or from its file name).
+    pub name: String,
     pub seeds: String,
     /// `seedfall run: kvlog (3 node instances), seeds 1-200`: the header
     /// line without its workers.

@@ -301,41 +301,56 @@ fn kube_manifests_pass_the_job_schema_and_their_commands_merge_to_the_sweep() {
     let cfg = kvlog("shards-kube");
     let dir = cfg.parent().unwrap().to_path_buf();
     let out = dir.join("manifests");
-    let cmd = seedfall(&[
-        "kube", "-shards", "4", "-parallelism", "2", "-image", "registry.example/seedfall:1", "-claim", "seedfall-work", "-mount", p(&dir), "-results", "results", "-cpus", "2", "-memory", "3Gi", "-seedfall", env!("CARGO_BIN_EXE_seedfall"), "-out", p(&out), "--",
-        "run", "-c", p(&cfg), "-seeds", "1-200",
-    ]);
-    assert_eq!(cmd.code, 0, "{}", cmd.stderr);
-    assert!(cmd.stdout.contains("kubectl wait --for=condition=complete --timeout=24h job/seedfall-shards"), "{}", cmd.stdout);
-    let shards = std::fs::read_to_string(out.join("shards.yaml")).unwrap();
-    let merge_yaml = std::fs::read_to_string(out.join("merge.yaml")).unwrap();
+    let kube = |format: &str| {
+        let cmd = seedfall(&[
+            "kube", "-shards", "4", "-parallelism", "2", "-image", "registry.example/seedfall:1", "-claim", "seedfall-work", "-mount", p(&dir), "-results", "results", "-cpus", "2", "-memory", "3Gi", "-seedfall", env!("CARGO_BIN_EXE_seedfall"), "-format", format, "-out", p(&out), "--",
+            "run", "-c", p(&cfg), "-seeds", "1-200",
+        ]);
+        assert_eq!(cmd.code, 0, "{}", cmd.stderr);
+        assert!(cmd.stdout.contains("kubectl wait --for=condition=complete --timeout=24h job/seedfall-shards"), "{}", cmd.stdout);
+    };
+    kube("yaml");
+    kube("json");
+    let read = |name: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap() };
+    let (shards, merge_job) = (read("shards.json"), read("merge.json"));
     // The Kubernetes JSON schema of batch/v1 Job, strict: no unknown field,
     // every type right, every required field there.
     if let Some(validate) = tool(repo().join("target/tools/k8s/bin/kubernetes-validate"), "kubernetes-validate") {
-        let v = std::process::Command::new(validate).args(["--strict", "-k", "1.37.0"]).arg(out.join("shards.yaml")).arg(out.join("merge.yaml")).output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr));
-        assert!(v.status.success(), "{text}\n{shards}");
+        let check = |files: &[PathBuf]| {
+            let v = std::process::Command::new(&validate).args(["--strict", "-k", "1.37.0"]).args(files).output().unwrap();
+            (v.status.success(), format!("{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr)))
+        };
+        let (ok, text) = check(&[out.join("shards.yaml"), out.join("merge.yaml")]);
+        assert!(ok, "{text}");
         assert_eq!(text.matches("passed for resource job/").count(), 2, "{text}");
         // The validator does reject what the schema forbids.
         let bad = dir.join("bad.yaml");
-        std::fs::write(&bad, shards.replace("\"completionMode\"", "\"completionsMode\"")).unwrap();
-        let v = std::process::Command::new(repo().join("target/tools/k8s/bin/kubernetes-validate")).args(["--strict", "-k", "1.37.0"]).arg(&bad).output().unwrap();
-        assert!(!v.status.success());
+        std::fs::write(&bad, std::fs::read_to_string(out.join("shards.yaml")).unwrap().replace("completionMode:", "completionsMode:")).unwrap();
+        assert!(!check(&[bad]).0);
+        // The YAML is the JSON: read back by PyYAML, the same documents.
+        let python = repo().join("target/tools/k8s/bin/python");
+        for (name, doc) in [("shards.yaml", &shards), ("merge.yaml", &merge_job)] {
+            let back = std::process::Command::new(&python).args(["-c", "import sys, json, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))"]).arg(out.join(name)).output().unwrap();
+            assert!(back.status.success(), "{}", String::from_utf8_lossy(&back.stderr));
+            assert_eq!(&serde_json::from_slice::<Value>(&back.stdout).unwrap(), doc, "{name}");
+        }
     }
-    assert!(shards.contains("\"completionMode\": \"Indexed\"") && shards.contains("\"completions\": 4") && shards.contains("\"parallelism\": 2"), "{shards}");
-    assert!(shards.contains("\"claimName\": \"seedfall-work\""), "{shards}");
+    let spec = &shards["spec"];
+    assert_eq!((spec["completionMode"].as_str(), spec["completions"].as_u64(), spec["parallelism"].as_u64()), (Some("Indexed"), Some(4), Some(2)));
+    assert_eq!(spec["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"], "seedfall-work");
     // Each pod's command is what Kubernetes runs with its completion index:
     // run them here, then the merge Job's, and get the sweep.
-    let script = |yaml: &str| -> String {
-        let line = yaml.lines().skip_while(|l| !l.contains("\"command\":")).nth(3).unwrap().trim().trim_start_matches("- ");
-        serde_json::from_str(line).unwrap()
+    let script = |job: &Value| -> String {
+        let command = &job["spec"]["template"]["spec"]["containers"][0]["command"];
+        assert_eq!((command[0].as_str(), command[1].as_str()), (Some("sh"), Some("-c")));
+        command[2].as_str().unwrap().to_string()
     };
     let env = repo().join("target/seedfall-test-cache");
     for index in 0..4 {
         let s = std::process::Command::new("sh").arg("-c").arg(script(&shards)).current_dir(&dir).env("JOB_COMPLETION_INDEX", index.to_string()).env("SEEDFALL_CACHE_DIR", &env).output().unwrap();
         assert!(s.status.success(), "shard {index}: {}", String::from_utf8_lossy(&s.stderr));
     }
-    let m = std::process::Command::new("sh").arg("-c").arg(script(&merge_yaml)).current_dir(&dir).env("SEEDFALL_CACHE_DIR", &env).output().unwrap();
+    let m = std::process::Command::new("sh").arg("-c").arg(script(&merge_job)).current_dir(&dir).env("SEEDFALL_CACHE_DIR", &env).output().unwrap();
     assert_eq!(m.status.code(), Some(1), "the merge gives the verdict: {}", String::from_utf8_lossy(&m.stderr));
     let merged: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results/merged.json")).unwrap()).unwrap();
     assert_eq!(std::fs::read_to_string(dir.join("results/merge.exit")).unwrap().trim(), "1");
