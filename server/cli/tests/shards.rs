@@ -86,7 +86,8 @@ fn merge(files: &[PathBuf], extra: &[&str]) -> Out {
 #[test]
 fn a_merged_sweep_is_the_unsharded_sweep() {
     let cfg = kvlog("shards-sweep");
-    let whole_text = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-300", "-j", "3", "-hashes"]);
+    let whole_report = cfg.parent().unwrap().join("whole.md");
+    let whole_text = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-300", "-j", "3", "-hashes", "-report", p(&whole_report)]);
     assert_eq!(whole_text.code, 1, "kvlog loses writes: {}", whole_text.stderr);
     let whole = json(&seedfall(&["run", "-c", p(&cfg), "-seeds", "1-300", "-j", "3", "-hashes", "-json"]));
     let whole_folders = folders(&cfg);
@@ -118,6 +119,12 @@ fn a_merged_sweep_is_the_unsharded_sweep() {
     assert_eq!(merged.code, 1);
     let merged = json(&merged);
     assert_eq!(without_wall(&merged), without_wall(&whole));
+    // The triage report too: each finding's shortest run replayed for it.
+    let merged_report = cfg.parent().unwrap().join("merged.md");
+    assert_eq!(merge(&files, &["-report", p(&merged_report)]).code, 1);
+    let report = |f: &Path| std::fs::read_to_string(f).unwrap().lines().filter(|l| !l.contains(" runs/s")).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(report(&merged_report), report(&whole_report));
+    assert!(report(&merged_report).iter().any(|l| l.contains("acknowledged writes survive crashes")));
     // Given in any order, the same.
     let reversed: Vec<PathBuf> = files.iter().rev().cloned().collect();
     assert_eq!(without_wall(&json(&merge(&reversed, &["-json"]))), without_wall(&whole));
@@ -190,6 +197,7 @@ fn explore_pair(cfg: &Path, sync: &Path) -> Vec<(PathBuf, Value)> {
                 .current_dir(repo())
                 .env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"))
                 .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap();
             (file, child)
@@ -239,6 +247,11 @@ fn lockstep_exploration_shards_trade_entries_and_repeat_exactly() {
     let failures: usize = second.iter().map(|(_, d)| d["failures"].as_array().unwrap().len()).sum();
     assert_eq!(doc["failures"].as_array().unwrap().len(), failures);
     assert_eq!(merged.code, i32::from(failures > 0));
+    let junit = cfg.parent().unwrap().join("explore.xml");
+    merge(&files, &["-junit", p(&junit)]);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let cases = roxmltree::Document::parse(&xml).unwrap().descendants().filter(|n| n.has_tag_name("testcase")).count();
+    assert_eq!(cases, doc["failure_findings"].as_array().unwrap().len() + doc["properties"].as_array().unwrap().len(), "{xml}");
     // The gathered corpus is the config's own: a plain exploration starts from it.
     let next = json(&seedfall(&["explore", "-c", p(&cfg), "-seeds", "1-8", "-rounds", "1", "-json"]));
     assert!(next["rounds"][0]["runs"].as_u64().unwrap() > 8, "round 1 ran the gathered entries: {}", next["rounds"][0]);
