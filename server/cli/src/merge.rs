@@ -198,17 +198,8 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
             }
         }
     }
-    if let Some(dest) = &a.json {
-        if let Err(e) = crate::sweep_report::emit_json(dest, &report.json(None)) {
-            eprintln!("seedfall: {e}");
-            code = 2;
-        }
-    }
-    if let Some(path) = &a.junit {
-        if let Err(e) = crate::junit::write_sweep(path, &report, a.fail_on_pinned) {
-            eprintln!("seedfall: {e}");
-            code = 2;
-        }
+    if !report.write_outputs(a.json.as_deref(), None, a.junit.as_deref(), a.fail_on_pinned) {
+        code = 2;
     }
     if text {
         print!("{}", report.pins_text());

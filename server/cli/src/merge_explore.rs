@@ -37,20 +37,8 @@ pub fn facts(project: &Project, result: &ExploreResult, folders: &[Option<PathBu
 pub fn explore_block(project: &Project, result: &ExploreResult, folders: &[Option<PathBuf>], shard: seedfall_search::shard::Shard, options: String) -> ShardBlock {
     let (_, blocks, places) = facts(project, result, folders);
     let runs = result.failures.iter().map(|o| FailedRun { seed: o.seed, steps: o.stats.steps, failure: o.failure.clone().expect("a failing outcome") }).collect();
-    ShardBlock {
-        version: crate::sharded::SHARD_VERSION,
-        index: shard.index,
-        count: shard.count,
-        identity: crate::sharded::identity("explore", project, options),
-        seeds_run: result.rounds.first().map_or(0, |r| r.runs),
-        name: project.program.config.name.clone(),
-        header: String::new(),
-        keep: seedfall_search::kept::KEEP_MAX,
-        pins_replayed: false,
-        runs,
-        blocks,
-        places,
-    }
+    let seeds_run = result.rounds.first().map_or(0, |r| r.runs);
+    ShardBlock { keep: seedfall_search::kept::KEEP_MAX, runs, blocks, places, ..ShardBlock::new(shard, crate::sharded::identity("explore", project, options), seeds_run, &project.program.config.name) }
 }
 
 pub fn explore_cases(project: &Project, result: &ExploreResult, folders: &[Option<PathBuf>]) -> Vec<crate::junit::Case> {

@@ -63,20 +63,7 @@ pub fn main(a: MutateArgs) -> i32 {
     if let Some(dest) = &a.json {
         if let Some(s) = shard {
             let options = format!("seeds={seeds} output-cap={}", a.resources.output_cap.as_deref().unwrap_or("-"));
-            let block = crate::sharded::ShardBlock {
-                version: crate::sharded::SHARD_VERSION,
-                index: s.index,
-                count: s.count,
-                identity: crate::sharded::identity("mutate", &project, options),
-                seeds_run: seeds.len(),
-                name: project.program.config.name.clone(),
-                header: String::new(),
-                keep: 0,
-                pins_replayed: false,
-                runs: Vec::new(),
-                blocks: Default::default(),
-                places: Default::default(),
-            };
+            let block = crate::sharded::ShardBlock::new(s, crate::sharded::identity("mutate", &project, options), seeds.len(), &project.program.config.name);
             doc["shard"] = serde_json::to_value(block).unwrap();
         }
         if let Err(e) = crate::sweep_report::emit_json(dest, &doc) {

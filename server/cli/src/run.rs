@@ -329,31 +329,17 @@ pub fn main(a: RunArgs) -> i32 {
         crate::sweep_report::save_last_run(config, &report);
     }
     let mut code = report.exit_code(a.fail_on_pinned);
-    if let Some(dest) = &a.json {
-        let block = shard.map(|s| crate::sharded::ShardBlock {
-            version: crate::sharded::SHARD_VERSION,
-            index: s.index,
-            count: s.count,
-            identity: crate::sharded::identity("run", &project, run_options_line(&a, &seeds)),
-            seeds_run: seeds.len(),
-            name: report.name.clone(),
-            header: report.header.clone(),
-            keep: report.keep,
-            pins_replayed: s.index == 1,
-            runs: std::mem::take(&mut failed_runs),
-            blocks: report.blocks.clone(),
-            places: report.places.clone(),
-        });
-        if let Err(e) = crate::sweep_report::emit_json(dest, &report.json(block)) {
-            eprintln!("seedfall: {e}");
-            code = 2;
-        }
-    }
-    if let Some(path) = &a.junit {
-        if let Err(e) = crate::junit::write_sweep(path, &report, a.fail_on_pinned) {
-            eprintln!("seedfall: {e}");
-            code = 2;
-        }
+    let block = shard.filter(|_| a.json.is_some()).map(|s| crate::sharded::ShardBlock {
+        header: report.header.clone(),
+        keep: report.keep,
+        pins_replayed: s.index == 1,
+        runs: std::mem::take(&mut failed_runs),
+        blocks: report.blocks.clone(),
+        places: report.places.clone(),
+        ..crate::sharded::ShardBlock::new(s, crate::sharded::identity("run", &project, run_options_line(&a, &seeds)), seeds.len(), &report.name)
+    });
+    if !report.write_outputs(a.json.as_deref(), block, a.junit.as_deref(), a.fail_on_pinned) {
+        code = 2;
     }
     if text {
         print!("{}", report.results_text(a.fail_on_pinned));

@@ -40,6 +40,24 @@ pub struct ShardBlock {
 }
 
 impl ShardBlock {
+    /// A block with what every command records; `run` fills in the rest.
+    pub fn new(shard: Shard, identity: Identity, seeds_run: u64, name: &str) -> ShardBlock {
+        ShardBlock {
+            version: SHARD_VERSION,
+            index: shard.index,
+            count: shard.count,
+            identity,
+            seeds_run,
+            name: name.to_string(),
+            header: String::new(),
+            keep: 0,
+            pins_replayed: false,
+            runs: Vec::new(),
+            blocks: BTreeMap::new(),
+            places: BTreeMap::new(),
+        }
+    }
+
     pub fn shard(&self) -> Shard {
         Shard { index: self.index, count: self.count }
     }

@@ -197,6 +197,27 @@ impl Report {
     }
 }
 
+impl Report {
+    /// Writes `-json` (to stdout, or FILE) with `shard` in it, and `-junit
+    /// FILE`; says what it could not write. Returns whether all were written.
+    pub fn write_outputs(&self, json: Option<&str>, shard: Option<crate::sharded::ShardBlock>, junit: Option<&std::path::Path>, fail_on_pinned: bool) -> bool {
+        let mut ok = true;
+        if let Some(dest) = json {
+            if let Err(e) = emit_json(dest, &self.json(shard)) {
+                eprintln!("seedfall: {e}");
+                ok = false;
+            }
+        }
+        if let Some(path) = junit {
+            if let Err(e) = crate::junit::write_sweep(path, self, fail_on_pinned) {
+                eprintln!("seedfall: {e}");
+                ok = false;
+            }
+        }
+        ok
+    }
+}
+
 /// A failure whose folder a shorter run displaced (or a merge pruned) has none.
 pub fn drop_gone_folders(report: &mut Report) {
     for f in &mut report.failures {
