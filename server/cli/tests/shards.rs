@@ -154,6 +154,23 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     let out = merge(&[files[0].clone(), theirs[1].clone()], &[]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("differ in their program"), "{}", out.stderr);
+    // A shard of another seedfall build, or of a shard format this one
+    // does not read, is refused by name.
+    let edit = |name: &str, f: &dyn Fn(&mut Value)| {
+        let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+        f(&mut doc);
+        let path = cfg.parent().unwrap().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let other_build = edit("other-build.json", &|d| d["shard"]["identity"]["seedfall"] = Value::from("0.1.0 (0000000000000000)"));
+    let out = merge(&[files[0].clone(), other_build], &[]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("differ in their seedfall build"), "{}", out.stderr);
+    let future = edit("future.json", &|d| d["shard"]["version"] = Value::from(99));
+    let out = merge(&[files[0].clone(), future], &[]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("$.shard.version: expected 1, found 99"), "{}", out.stderr);
     // A plain -json result is not a shard result.
     let plain = cfg.parent().unwrap().join("plain.json");
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-5", &format!("-json={}", p(&plain))]);
