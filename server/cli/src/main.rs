@@ -4,7 +4,9 @@
 //! Exit codes: 0 every run passed; 1 a run failed; 2 usage, config or build error.
 mod args;
 mod cause;
+mod doctor;
 mod explore;
+mod init;
 mod inspect;
 mod junit;
 mod kube;
@@ -64,6 +66,10 @@ enum Command {
     Pin(pin::PinArgs),
     /// Which faults does the failure need, and when did it become certain after them?
     Cause(cause::CauseArgs),
+    /// Write a first seedfall.json for the Go module or cargo package here.
+    Init(init::InitArgs),
+    /// Is this machine, and this config, ready to run? Each problem with its fix.
+    Doctor(doctor::DoctorArgs),
     /// The editor daemon: LSP over stdio (diagnostics, lenses, background runs).
     Lsp(LspArgs),
     /// An MCP server over stdio: seedfall's tools for AI agents.
@@ -116,6 +122,8 @@ fn main() {
         Command::Inspect(a) => inspect::main(a),
         Command::Pin(a) => pin::main(a),
         Command::Cause(a) => cause::main(a),
+        Command::Init(a) => init::main(a),
+        Command::Doctor(a) => doctor::main(a),
         Command::Lsp(_) => seedfall_lsp::serve_stdio(),
         Command::Mcp => mcp::main(),
         Command::SnapshotRunner(a) => snapshots::runner_main(a),

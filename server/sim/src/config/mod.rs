@@ -312,6 +312,13 @@ mod tests {
     }
 
     #[test]
+    fn comments_are_welcome_in_any_object() {
+        let c = parse(r#"{"//": "a config", "duration": "2s", "nodes": [{"//": ["one", "two"], "name": "a", "wasm": "a.wasm", "go": null}], "faults": {"//": "crashes", "crash": {"rate": 1}}}"#.replace(", \"go\": null", "").as_str()).unwrap();
+        assert_eq!(c.nodes.len(), 1);
+        assert_eq!(err(r#"{"//": 3, "duration": "2s", "nodes": [{"name": "a", "wasm": "a"}]}"#), "$.//: a comment is a string or a list of strings, found a number");
+    }
+
+    #[test]
     fn errors_name_path_and_expectation() {
         assert_eq!(
             err(r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a.wasm", "replica": 2}]}"#),

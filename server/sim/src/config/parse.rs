@@ -11,6 +11,9 @@ pub(super) struct Parser {
 
 pub(super) type Parsed<T> = Result<T, ConfigError>;
 
+/// The key of a comment in any object of a config.
+pub const COMMENT_KEY: &str = "//";
+
 impl Parser {
     pub(super) fn err(&self, json_path: &str, message: impl Into<String>) -> ConfigError {
         ConfigError { file: self.file.clone(), json_path: json_path.to_string(), message: message.into() }
@@ -18,7 +21,15 @@ impl Parser {
 
     pub(super) fn object<'v>(&self, v: &'v Value, path: &str, known: &[&str]) -> Parsed<&'v Map<String, Value>> {
         let map = v.as_object().ok_or_else(|| self.err(path, format!("expected an object, found {}", kind(v))))?;
-        for key in map.keys() {
+        for (key, value) in map {
+            // `"//"`: a comment, in any object (`seedfall init` writes them).
+            if key == COMMENT_KEY {
+                let text = value.is_string() || value.as_array().is_some_and(|a| a.iter().all(Value::is_string));
+                if !text {
+                    return Err(self.err(&format!("{path}.{key}"), format!("a comment is a string or a list of strings, found {}", kind(value))));
+                }
+                continue;
+            }
             if !known.contains(&key.as_str()) {
                 let hint = match did_you_mean(key, known) {
                     Some(s) => format!(" (did you mean \"{s}\"?)"),

@@ -1,0 +1,194 @@
+//! `seedfall doctor`: is this machine and this config ready to run? Each
+//! check prints `ok`, `warn` or `FAIL`, and every problem comes with the
+//! command that fixes it. Exit 0 only when everything the config needs
+//! passes (without a config: everything any config could need).
+use clap::Args;
+use seedfall_sim::config::WasmSource;
+use seedfall_sim::memory::human;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Args)]
+pub struct DoctorArgs {
+    /// The config to check (its nodes are built); without one present,
+    /// only the machine is checked.
+    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
+    pub config: PathBuf,
+}
+
+/// The oldest Go that builds for wasip1 as seedfall needs (`GOOS=wasip1`
+/// arrived in 1.21; `go:wasmexport` and the net overlay need 1.22).
+const GO_MIN: (u32, u32) = (1, 22);
+/// Bound on cache entries looked at.
+const CACHE_SCAN_MAX: usize = 100_000;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Ok,
+    Warn,
+    Fail,
+}
+
+struct Check {
+    level: Level,
+    what: String,
+    detail: Vec<String>,
+    fix: Option<String>,
+}
+
+fn ok(what: String) -> Check {
+    Check { level: Level::Ok, what, detail: Vec::new(), fix: None }
+}
+
+fn problem(level: Level, what: String, fix: &str) -> Check {
+    Check { level, what, detail: Vec::new(), fix: Some(fix.to_string()) }
+}
+
+pub fn main(a: DoctorArgs) -> i32 {
+    let config_here = a.config.is_file();
+    let config = config_here.then(|| seedfall_sim::Config::load(&a.config));
+    let (needs_go, needs_rust) = match &config {
+        Some(Ok(c)) => (c.nodes.iter().any(|n| matches!(n.source, WasmSource::Go { .. })), c.nodes.iter().any(|n| matches!(n.source, WasmSource::Cargo { .. }))),
+        // No config (or a broken one): whatever a config could need.
+        _ => (true, true),
+    };
+    // What a config does not need is a warning, not a failure.
+    let need = |needed: bool| if needed { Level::Fail } else { Level::Warn };
+    let mut checks = vec![go(need(needs_go)), rust_target(need(needs_rust))];
+    checks.push(cache(&a.config));
+    checks.push(machine());
+    match config {
+        None => checks.push(Check {
+            level: Level::Warn,
+            what: format!("no config at {} (only the machine was checked)", a.config.display()),
+            detail: Vec::new(),
+            fix: Some("give one with -c FILE, or write one: docs/getting-started.md".into()),
+        }),
+        Some(Err(e)) => checks.push(Check { level: Level::Fail, what: format!("config: {e}"), detail: Vec::new(), fix: Some("fix the field it names: docs/config.md".into()) }),
+        Some(Ok(c)) => {
+            checks.push(ok(format!("config {}: {} node{}, {} a run", crate::output::relative(&c.path), c.nodes.len(), if c.nodes.len() == 1 { "" } else { "s" }, crate::output::real(c.duration.nanos()))));
+            checks.extend(builds(&a.config, &c));
+        }
+    }
+    println!("seedfall doctor");
+    for c in &checks {
+        let mark = match c.level {
+            Level::Ok => "ok  ",
+            Level::Warn => "warn",
+            Level::Fail => "FAIL",
+        };
+        println!("  {mark}  {}", c.what);
+        for d in &c.detail {
+            println!("        {d}");
+        }
+        if let Some(f) = &c.fix {
+            println!("        fix: {f}");
+        }
+    }
+    let failed = checks.iter().filter(|c| c.level == Level::Fail).count();
+    let warned = checks.iter().filter(|c| c.level == Level::Warn).count();
+    match (failed, warned) {
+        (0, 0) => println!("everything checked is ready"),
+        (0, w) => println!("ready; {w} warning{}", if w == 1 { "" } else { "s" }),
+        (f, _) => println!("{f} problem{} to fix first", if f == 1 { "" } else { "s" }),
+    }
+    i32::from(failed > 0)
+}
+
+fn go(level: Level) -> Check {
+    let out = Command::new("go").arg("version").env("GOTOOLCHAIN", "local").output();
+    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        return problem(level, "go: not found on PATH (Go guests build with the machine's Go)".into(), "install Go 1.22 or newer from https://go.dev/dl/ and put its bin folder on PATH");
+    };
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    // `go version go1.26.8 linux/amd64`
+    let version = text.split_whitespace().nth(2).and_then(|v| v.strip_prefix("go")).unwrap_or("");
+    let mut parts = version.split(['.', 'r', 'b']).filter_map(|p| p.parse::<u32>().ok());
+    let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if found < GO_MIN {
+        return problem(level, format!("go: {text}: older than go{}.{}, which building for wasip1 needs", GO_MIN.0, GO_MIN.1), "install Go 1.22 or newer from https://go.dev/dl/");
+    }
+    ok(format!("go: {text}"))
+}
+
+fn rust_target(level: Level) -> Check {
+    let Ok(out) = Command::new("rustup").args(["target", "list", "--installed"]).output() else {
+        return problem(level, "rustup: not found (Rust guests build with cargo for wasm32-wasip1)".into(), "install Rust with rustup (https://rustup.rs), then: rustup target add wasm32-wasip1");
+    };
+    if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "wasm32-wasip1") {
+        return ok("rust: the wasm32-wasip1 target is installed".into());
+    }
+    problem(level, "rust: the wasm32-wasip1 target is not installed".into(), "rustup target add wasm32-wasip1")
+}
+
+/// The cache's size, its entries, and what a crash left behind in it.
+fn cache(config: &Path) -> Check {
+    let dir = seedfall_search::cache::Cache::for_config(config.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))).dir;
+    if !dir.is_dir() {
+        return ok(format!("cache: {} (empty: the first run builds and compiles every guest)", crate::output::relative(&dir)));
+    }
+    let (mut bytes, mut files, mut leftovers, mut seen) = (0u64, 0u64, Vec::new(), 0usize);
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > CACHE_SCAN_MAX {
+                break;
+            }
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(e.path());
+                continue;
+            }
+            bytes += meta.len();
+            files += 1;
+            // `write_atomic`'s temporary names: a process died mid-write.
+            if e.file_name().to_string_lossy().contains(".tmp-") {
+                leftovers.push(e.path());
+            }
+        }
+    }
+    let what = format!("cache: {} ({}, {files} files)", crate::output::relative(&dir), human(bytes));
+    if leftovers.is_empty() {
+        return ok(what);
+    }
+    let mut c = problem(Level::Warn, format!("{what}: {} half-written file{} left by a process that stopped mid-write (never read)", leftovers.len(), if leftovers.len() == 1 { "" } else { "s" }), &format!("find {} -name '.*.tmp-*' -delete", crate::output::relative(&dir)));
+    c.detail = leftovers.iter().take(3).map(|p| crate::output::relative(p)).collect();
+    c
+}
+
+fn machine() -> Check {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let budget = crate::resources::Resources::default().memory_budget().unwrap_or(0);
+    let share = crate::resources::runs_part(budget) / cores as u64;
+    ok(format!("machine: {cores} core{}, memory budget {} (half the memory; -memory-budget), {} a run at -j {cores}", if cores == 1 { "" } else { "s" }, human(budget), human(share)))
+}
+
+/// Every node built and compiled, as a run would; a failure shows the
+/// builder's own message.
+fn builds(path: &Path, config: &seedfall_sim::Config) -> Vec<Check> {
+    let started = std::time::Instant::now();
+    let mut steps = Vec::new();
+    let loaded = seedfall_search::load(path, &mut |m| steps.push(m.to_string()));
+    let took = format!("{:.1}s", started.elapsed().as_secs_f64());
+    match loaded {
+        Ok(p) => {
+            let mut c = ok(format!("build: {} node{} built and compiled in {took}", config.nodes.len(), if config.nodes.len() == 1 { "" } else { "s" }));
+            c.detail = steps;
+            let mut out = vec![c];
+            if !p.catalog_warnings.is_empty() {
+                out.push(Check { level: Level::Warn, what: format!("{} property call{} the catalog cannot list (non-literal messages)", p.catalog_warnings.len(), if p.catalog_warnings.len() == 1 { "" } else { "s" }), detail: p.catalog_warnings.iter().take(3).cloned().collect(), fix: Some("give properties literal messages: docs/properties.md#the-catalog".into()) });
+            }
+            out
+        }
+        Err(e) => {
+            let text = e.to_string();
+            let mut lines = text.lines();
+            let first = lines.next().unwrap_or("").to_string();
+            let mut c = problem(Level::Fail, format!("build: {first}"), "fix what the builder says (above); seedfall replays the same build with seedfall run -seeds 1");
+            c.detail = lines.take(20).map(str::to_string).collect();
+            vec![c]
+        }
+    }
+}
