@@ -1,0 +1,162 @@
+//! A newcomer's first hour: `seedfall init` on programs that have no
+//! config, then `seedfall run` straight after it; `seedfall doctor` on a
+//! good config, a broken one and a machine without Go.
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A copy of a repo folder (an example or a test guest) without its
+/// configs or state, at the same depth below a root whose `sdk` is the
+/// repo's, so relative `replace` lines still resolve.
+fn copy_of(test: &str, rel: &str) -> PathBuf {
+    let root = scratch(test);
+    std::os::unix::fs::symlink(repo().join("sdk"), root.join("sdk")).unwrap();
+    let to = root.join(rel);
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    let status = Command::new("cp").arg("-a").arg(repo().join(rel)).arg(&to).status().unwrap();
+    assert!(status.success());
+    for e in std::fs::read_dir(&to).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("seedfall") && name.ends_with(".json") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    let _ = std::fs::remove_dir_all(to.join(".seedfall"));
+    to
+}
+
+fn seedfall_in(dir: &Path, args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_seedfall"))
+        .args(args)
+        .current_dir(dir)
+        .env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache"))
+        .env("GOTOOLCHAIN", "local")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    Out { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+fn config(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("seedfall.json")).unwrap()).unwrap()
+}
+
+/// `init`, then `run -seeds 1-N -json`: the runs happened (exit 0 or 1,
+/// never a config or build error).
+fn init_then_run(dir: &Path, init: &[&str], seeds: &str) -> (Value, Value) {
+    let mut args = vec!["init"];
+    args.extend_from_slice(init);
+    let out = seedfall_in(dir, &args);
+    assert_eq!(out.code, 0, "init: {}\n{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("next:") && out.stdout.contains("seedfall run -c seedfall.json"), "{}", out.stdout);
+    let run = seedfall_in(dir, &["run", "-seeds", seeds, "-json"]);
+    assert!(run.code <= 1, "run after init: {}\n{}", run.stdout, run.stderr);
+    (config(dir), json(&run))
+}
+
+#[test]
+fn init_a_go_storage_program_sees_its_data_folder_and_the_run_finds_the_bug() {
+    let dir = copy_of("init-kvlog", "examples/kvlog");
+    let (cfg, run) = init_then_run(&dir, &[], "1-40");
+    let node = &cfg["nodes"][0];
+    assert_eq!(node["name"], "kvlog");
+    assert_eq!(node["go"]["dir"], ".");
+    assert_eq!(node["disk"]["dirs"], serde_json::json!(["/data"]), "kvlog writes /data/kv.log: {cfg}");
+    assert!(node.get("workload").is_none());
+    assert_eq!(cfg["faults"]["torn_writes"], true);
+    assert!(cfg["faults"].get("partition").is_none(), "no network, no partitions");
+    assert!(cfg["//"].is_array() && node["//"].is_array(), "every choice is explained");
+    assert_eq!(run["runs"], 40);
+    assert!(run["failed"].as_u64().unwrap() > 0, "crashes with torn writes lose kvlog's acknowledged writes");
+    // It does not overwrite a config without -force.
+    let again = seedfall_in(&dir, &["init"]);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("seedfall.json exists: give -force"), "{}", again.stderr);
+}
+
+#[test]
+fn init_a_plain_go_program_without_the_sdk() {
+    // examples/explore-coverage imports nothing of seedfall.
+    let dir = copy_of("init-plain", "examples/explore-coverage");
+    assert!(!std::fs::read_to_string(dir.join("main.go")).unwrap().contains("seedfall.dev/sdk"));
+    let (cfg, run) = init_then_run(&dir, &[], "1-20");
+    assert_eq!(cfg["nodes"].as_array().unwrap().len(), 1);
+    assert_eq!(run["runs"], 20);
+    assert_eq!(run["failed"], 0);
+}
+
+#[test]
+fn init_a_networked_go_program_as_a_server_and_a_client() {
+    let dir = copy_of("init-net", "tests/guests/go-net-plain");
+    let (cfg, run) = init_then_run(&dir, &["-node", "web=-mode server -port 8080", "-node", "browser=-mode client -to web:8080 -n 5", "-server", "web"], "1-10");
+    let nodes = cfg["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2);
+    assert_eq!(nodes[0]["go"]["net"], true, "it imports net/http: {cfg}");
+    assert_eq!(nodes[0]["workload"], false);
+    assert_eq!(nodes[1]["args"], serde_json::json!(["-mode", "client", "-to", "web:8080", "-n", "5"]));
+    assert!(cfg["faults"]["partition"].is_object(), "networked: partitions too");
+    assert_eq!(run["runs"], 10);
+}
+
+#[test]
+fn init_a_networked_rust_program() {
+    let dir = copy_of("init-rust-net", "tests/guests/rust-net");
+    let (cfg, run) = init_then_run(&dir, &["-node", "server=server --port 7001", "-node", "client=client --to server:7001 --conns 2 --bytes 1000", "-server", "server"], "1-10");
+    assert_eq!(cfg["nodes"][0]["cargo"]["bin"], "rust-net");
+    assert!(cfg["faults"]["partition"].is_object(), "wasmedge_wasi_socket: networked");
+    assert_eq!(run["runs"], 10);
+    assert_eq!(run["failed"], 0, "{run}");
+}
+
+#[test]
+fn init_says_what_it_cannot_do() {
+    let empty = scratch("init-empty");
+    let out = seedfall_in(&empty, &["init"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("has no go.mod or Cargo.toml"), "{}", out.stderr);
+    let dir = copy_of("init-two-bins", "examples/kvlog");
+    let out = seedfall_in(&dir, &["init", "-server", "nope"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("-server nope: no node of that name (nodes: kvlog)"), "{}", out.stderr);
+}
+
+#[test]
+fn comments_in_a_config_are_read_and_a_bad_one_is_named() {
+    let dir = copy_of("init-comment", "examples/kvlog");
+    seedfall_in(&dir, &["init"]);
+    let text = std::fs::read_to_string(dir.join("seedfall.json")).unwrap();
+    std::fs::write(dir.join("bad.json"), text.replacen("\"//\": [", "\"//\": 7, \"x\": [", 1)).unwrap();
+    let out = seedfall_in(&dir, &["run", "-c", "bad.json", "-seeds", "1"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("$.//: a comment is a string or a list of strings, found a number"), "{}", out.stderr);
+}
+
+#[test]
+fn doctor_passes_a_good_config_and_names_each_problem_with_its_fix() {
+    let dir = copy_of("doctor", "examples/kvlog");
+    seedfall_in(&dir, &["init"]);
+    let out = seedfall_in(&dir, &["doctor"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    for line in ["ok    go: go version go1.", "ok    rust: the wasm32-wasip1 target is installed", "ok    config seedfall.json: 1 node", "ok    build: 1 node built and compiled", "everything checked is ready"] {
+        assert!(out.stdout.contains(line), "{line}:\n{}", out.stdout);
+    }
+    // A node that does not build: the builder's own message, and a fix.
+    std::fs::write(dir.join("broken.go"), "package main\n\nfunc broken() { undefinedThing() }\n").unwrap();
+    let out = seedfall_in(&dir, &["doctor"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("FAIL  build:") && out.stdout.contains("undefined: undefinedThing"), "{}", out.stdout);
+    assert!(out.stdout.contains("1 problem to fix first"), "{}", out.stdout);
+    std::fs::remove_file(dir.join("broken.go")).unwrap();
+    // No Go on PATH: a failure for a Go config, with where to get it.
+    let out = Command::new(env!("CARGO_BIN_EXE_seedfall")).arg("doctor").current_dir(&dir).env("PATH", "/nonexistent").env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL  go: not found on PATH") && text.contains("fix: install Go 1.22 or newer"), "{text}");
+    // A config error names the file, the field and what was expected.
+    std::fs::write(dir.join("typo.json"), r#"{"duration": "2s", "nodes": [{"name": "kv", "go": {"dir": "."}, "replica": 2}]}"#).unwrap();
+    let out = seedfall_in(&dir, &["doctor", "-c", "typo.json"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("$.nodes[0].replica: unknown field \"replica\" (did you mean \"replicas\"?)"), "{}", out.stdout);
+}
