@@ -148,6 +148,7 @@ fn doctor_passes_a_good_config_and_names_each_problem_with_its_fix() {
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(out.stdout.contains("FAIL  build:") && out.stdout.contains("undefined: undefinedThing"), "{}", out.stdout);
     assert!(out.stdout.contains("1 problem to fix first"), "{}", out.stdout);
+    assert!(out.stdout.contains("reproduce it: cd ") && out.stdout.contains("GOOS=wasip1 GOARCH=wasm go build -trimpath ."), "{}", out.stdout);
     std::fs::remove_file(dir.join("broken.go")).unwrap();
     // No Go on PATH: a failure for a Go config, with where to get it.
     let out = Command::new(env!("CARGO_BIN_EXE_seedfall")).arg("doctor").current_dir(&dir).env("PATH", "/nonexistent").env("SEEDFALL_CACHE_DIR", repo().join("target/seedfall-test-cache")).output().unwrap();
@@ -159,4 +160,19 @@ fn doctor_passes_a_good_config_and_names_each_problem_with_its_fix() {
     let out = seedfall_in(&dir, &["doctor", "-c", "typo.json"]);
     assert_eq!(out.code, 1);
     assert!(out.stdout.contains("$.nodes[0].replica: unknown field \"replica\" (did you mean \"replicas\"?)"), "{}", out.stdout);
+}
+
+#[test]
+fn a_go_program_for_linux_only_fails_to_build_with_what_to_do() {
+    let dir = scratch("linux-only");
+    std::fs::write(dir.join("go.mod"), "module example.com/linuxonly\n\ngo 1.22\n").unwrap();
+    std::fs::write(dir.join("main.go"), "//go:build linux\n\npackage main\n\nfunc main() {}\n").unwrap();
+    let init = seedfall_in(&dir, &["init"]);
+    assert_eq!(init.code, 2, "go list sees no program for wasip1: {}", init.stdout);
+    std::fs::write(dir.join("seedfall.json"), r#"{"duration": "1s", "nodes": [{"name": "app", "go": {"dir": "."}}]}"#).unwrap();
+    let out = seedfall_in(&dir, &["run", "-seeds", "1"]);
+    assert_eq!(out.code, 2);
+    for needle in ["go build failed in", "build constraints exclude all Go files", "reproduce it: cd ", "hint: a package has no Go files for GOOS=wasip1"] {
+        assert!(out.stderr.contains(needle), "{needle}:\n{}", out.stderr);
+    }
 }

@@ -82,10 +82,32 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, st
     cmd.arg(package);
     let output = cmd.output().map_err(|e| format!("cannot run `go`: {e} (is Go 1.21+ installed and on PATH?)"))?;
     if !output.status.success() {
-        return Err(format!("node \"{}\": go build failed in {}:\n{}", node.name, dir.display(), String::from_utf8_lossy(&output.stderr).trim_end()));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tags = if tags.is_empty() { String::new() } else { format!(" -tags={}", tags.join(",")) };
+        let overlay = if extra.is_empty() { "" } else { " (seedfall's build adds its net or storage overlay with -overlay and -modfile)" };
+        return Err(format!(
+            "node \"{}\": go build failed in {}:\n{}\n  reproduce it: cd {} && GOOS=wasip1 GOARCH=wasm go build -trimpath{tags} {package}{overlay}{}",
+            node.name,
+            dir.display(),
+            stderr.trim_end(),
+            dir.display(),
+            go_build_hint(&stderr, storage).map(|h| format!("\n  hint: {h}")).unwrap_or_default()
+        ));
     }
     std::fs::rename(&tmp, &out).map_err(|e| format!("cannot move the built wasm into the cache: {e}"))?;
     Ok(Built { wasm: out, rebuilt: true, fingerprint: Some(fp) })
+}
+
+/// What a failed `go build` for wasip1 most likely needs, from its output.
+fn go_build_hint(stderr: &str, storage: bool) -> Option<&'static str> {
+    if stderr.contains("build constraints exclude all Go files") {
+        return Some("a package has no Go files for GOOS=wasip1: it (or a library it imports) is written for particular systems only (see the package the message names); docs/getting-started.md#when-the-first-run-fails");
+    }
+    let syscalls = ["undefined: syscall.", "undefined: unix.", "undefined: syscall.Mmap", "undefined: flock"];
+    if !storage && syscalls.iter().any(|s| stderr.contains(s)) {
+        return Some("it calls system functions wasip1 lacks (mmap, flock, ...): storage libraries such as bbolt, badger and pebble build with \"storage\": true in the node's go recipe (docs/sdk-go.md#storage)");
+    }
+    None
 }
 
 fn cargo(
@@ -124,7 +146,19 @@ fn cargo(
     cmd.env_remove("CARGO_TARGET_DIR").env_remove("RUSTFLAGS").env_remove("CARGO_BUILD_TARGET");
     let output = cmd.output().map_err(|e| format!("cannot run `cargo`: {e}"))?;
     if !output.status.success() {
-        return Err(format!("node \"{}\": cargo build failed in {}:\n{}", node.name, dir.display(), String::from_utf8_lossy(&output.stderr).trim_end()));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let p = package.map(|p| format!(" -p {p}")).unwrap_or_default();
+        let b = bin.map(|b| format!(" --bin {b}")).unwrap_or_default();
+        let hint = (stderr.contains("compile_error!") || stderr.contains("not supported") || stderr.contains("unsupported"))
+            .then_some("\n  hint: a crate does not build for wasm32-wasip1 (crates gated on cfg(unix) or cfg(windows) stop with compile_error!, and wasip1 has no threads): see docs/getting-started.md#when-the-first-run-fails");
+        return Err(format!(
+            "node \"{}\": cargo build failed in {}:\n{}\n  reproduce it: cd {} && cargo build --target wasm32-wasip1 --profile {profile}{p}{b}{}",
+            node.name,
+            dir.display(),
+            stderr.trim_end(),
+            dir.display(),
+            hint.unwrap_or_default()
+        ));
     }
     let wasm = cargo_artifact(&String::from_utf8_lossy(&output.stdout), bin)
         .ok_or_else(|| format!("node \"{}\": cargo built no .wasm binary{}", node.name, bin.map(|b| format!(" named {b}")).unwrap_or_default()))?;
