@@ -56,14 +56,15 @@ fn load_reporting(quiet: bool, load: impl FnOnce(&mut dyn FnMut(&str)) -> Result
     })
 }
 
-/// Build and compile steps on a terminal: a big module (an embedded
-/// nats-server is 33 MB) takes a minute or more to compile the first time,
-/// and neither `go build` nor wasmtime reports how far it is, so the line of
-/// a long step ticks with its elapsed time, and ends with what it took.
-/// Elsewhere (CI logs, pipes) each step is one plain line, as before.
+/// Build and compile steps: a big module (an embedded nats-server is 33 MB)
+/// takes a minute or more to compile the first time, and neither `go build`
+/// nor wasmtime reports how far it is. On a terminal the line of a long
+/// step ticks with its elapsed time and ends with what it took; elsewhere
+/// (CI logs, pipes) a long step is a line when it starts and a line with
+/// what it took when it ends, and other steps one plain line.
 struct Progress {
     terminal: bool,
-    step: Option<(ProgressBar, String, Instant)>,
+    step: Option<(Option<ProgressBar>, String, Instant)>,
 }
 
 impl Progress {
@@ -74,20 +75,27 @@ impl Progress {
     fn say(&mut self, msg: &str) {
         self.done();
         let long = msg.starts_with("building ") || msg.starts_with("compiling ");
-        if !(self.terminal && long) {
+        if !long {
             eprintln!("seedfall: {msg}");
+            return;
+        }
+        if !self.terminal {
+            eprintln!("seedfall: {msg} ...");
+            self.step = Some((None, msg.to_string(), Instant::now()));
             return;
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(ProgressStyle::with_template("seedfall: {msg} {spinner} {elapsed}").unwrap());
         bar.set_message(msg.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
-        self.step = Some((bar, msg.to_string(), Instant::now()));
+        self.step = Some((Some(bar), msg.to_string(), Instant::now()));
     }
 
     fn done(&mut self) {
         if let Some((bar, msg, start)) = self.step.take() {
-            bar.finish_and_clear();
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
             eprintln!("seedfall: {msg}: {:.1}s", start.elapsed().as_secs_f64());
         }
     }

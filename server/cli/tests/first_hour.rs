@@ -176,3 +176,39 @@ fn a_go_program_for_linux_only_fails_to_build_with_what_to_do() {
         assert!(out.stderr.contains(needle), "{needle}:\n{}", out.stderr);
     }
 }
+
+/// A config of `nodes` (JSON objects) around the first-run guests.
+fn firstrun(test: &str, nodes: &str) -> PathBuf {
+    let cfg = scratch(test).join("seedfall.json");
+    let g = guests();
+    let body = format!(r#"{{ "duration": "3s", "nodes": [ {} ] }}"#, nodes.replace("$GO", &format!(r#"{{ "dir": "{}", "net": true }}"#, g.join("go-firstrun").display())).replace("$RUST", &format!(r#"{{ "dir": "{}" }}"#, g.join("rust-firstrun").display())));
+    std::fs::write(&cfg, body).unwrap();
+    cfg
+}
+
+/// The first failure of seed 1, as `run -json` reports it.
+fn first_failure(cfg: &Path) -> Value {
+    let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1", "-json"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    json(&out)["failures"][0]["nodes"][0].clone()
+}
+
+#[test]
+fn first_run_failures_say_what_happened_and_what_to_do() {
+    // A Go program whose goroutines all wait on nothing.
+    let f = first_failure(&firstrun("teach-deadlock", r#"{ "name": "app", "go": $GO, "args": ["-mode", "deadlock"] }"#));
+    assert!(f["hint"].as_str().unwrap().contains("every goroutine of the node was waiting"), "{f}");
+    // A client that dials once, before its server listens.
+    let f = first_failure(&firstrun("teach-early", r#"{ "name": "server", "go": $GO, "args": ["-mode", "serve-late"], "workload": false }, { "name": "client", "go": $GO, "args": ["-mode", "dial", "-to", "server:7000"] }"#));
+    assert!(f["message"].as_str().unwrap().to_lowercase().contains("connection refused"), "{f}");
+    assert!(f["hint"].as_str().unwrap().contains("every node starts at t=0"), "{f}");
+    // A host name that is no node.
+    let f = first_failure(&firstrun("teach-host", r#"{ "name": "client", "go": $GO, "args": ["-mode", "lookup", "-to", "sever:7000"] }"#));
+    assert!(f["hint"].as_str().unwrap().contains("a name that is not a node instance"), "{f}");
+    // A usage error: what the program said about its arguments.
+    let f = first_failure(&firstrun("teach-usage", r#"{ "name": "app", "go": $GO, "args": ["-mdoe", "dial"] }"#));
+    assert!(f["hint"].as_str().unwrap().contains("it said on stderr: flag provided but not defined: -mdoe"), "{f}");
+    // A Rust program that needs a thread.
+    let f = first_failure(&firstrun("teach-thread", r#"{ "name": "app", "cargo": $RUST, "args": ["thread"] }"#));
+    assert!(f["hint"].as_str().unwrap().contains("wasm32-wasip1 has no threads"), "{f}");
+}

@@ -38,6 +38,7 @@ pub mod scheduler;
 pub mod snapshot;
 pub mod storage;
 pub mod streams;
+pub mod teach;
 pub mod trace;
 pub mod vtime;
 pub mod wasi;

@@ -371,7 +371,9 @@ fn exited(w: &mut World, idx: usize, code: i32) -> Option<Failure> {
 fn fail(w: &mut World, idx: usize, kind: FailureKind, message: String, location: Option<String>) -> Option<Failure> {
     w.nodes[idx].status = Status::Failed;
     w.record(Some(idx), EventKind::Failure { message: message.clone() });
-    let hint = missing_dir_hint(w, idx, &message);
+    let node = &w.nodes[idx];
+    let stderr: Vec<&str> = node.stderr_tail.iter().map(String::as_str).collect();
+    let hint = missing_dir_hint(w, idx, &message).or_else(|| crate::teach::hint(kind, &message, &stderr, &node.unsupported));
     Some(Failure { kind, node: w.nodes[idx].name.clone(), message, location, details: None, hint, time_ns: w.now.nanos(), step: w.step })
 }
 

@@ -70,6 +70,9 @@ pub struct NodeState {
     /// Folders whose absence made a path operation fail with ENOENT (for
     /// the hint of a failure; the first `MISSING_DIRS_MAX`).
     pub missing_dirs: Vec<String>,
+    /// Host calls this node made that seedfall does not provide (for the
+    /// hint of a failure; the first `MISSING_DIRS_MAX`).
+    pub unsupported: Vec<String>,
     skew_id: u64,
 }
 
@@ -89,6 +92,7 @@ impl NodeState {
             generation: 0,
             wants_net: false,
             missing_dirs: Vec::new(),
+            unsupported: Vec::new(),
             skew_id: 0,
         }
     }
@@ -457,6 +461,10 @@ impl World {
 
     /// Logs the first use of a host call this simulator does not implement.
     pub fn unsupported(&mut self, node_idx: usize, call: &str) {
+        let mine = &mut self.nodes[node_idx].unsupported;
+        if mine.len() < MISSING_DIRS_MAX && !mine.iter().any(|c| c == call) {
+            mine.push(call.to_string());
+        }
         if self.unsupported_seen.insert(call.to_string()) {
             self.record(Some(node_idx), EventKind::Unsupported { call: call.to_string() });
         }

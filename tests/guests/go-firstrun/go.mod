@@ -1,0 +1,3 @@
+module seedfall.dev/tests/gofirstrun
+
+go 1.22
