@@ -245,6 +245,7 @@ pub fn add_summary(sum: &mut seedfall_search::SweepSummary, s: &seedfall_search:
     sum.instantiate_ns += s.instantiate_ns;
     sum.host_ns += s.host_ns;
     sum.host_calls += s.host_calls;
+    sum.ended_at_duration += s.ended_at_duration;
 }
 
 pub fn finish_summary(sum: &mut seedfall_search::SweepSummary) {

@@ -343,8 +343,28 @@ pub fn main(a: RunArgs) -> i32 {
     }
     if text {
         print!("{}", report.results_text(a.fail_on_pinned));
+        if let Some(note) = never_finished(config, &report.summary) {
+            eprintln!("seedfall: note: {note}");
+        }
     }
     code
+}
+
+/// A sweep whose every run lasted its whole duration while the config has
+/// workload nodes: they never all exited 0. Fine for a service that runs
+/// until the end; a sign of a program that waits forever when it should
+/// finish.
+fn never_finished(config: &seedfall_sim::Config, s: &seedfall_search::SweepSummary) -> Option<String> {
+    let workload: Vec<&str> = config.nodes.iter().filter(|n| n.workload).map(|n| n.name.as_str()).collect();
+    if s.runs == 0 || s.ended_at_duration < s.runs || workload.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "every run lasted its whole duration ({}): the workload node{} {} never all exited 0. A node that serves until the end wants \"workload\": false; one that should finish is waiting on something (seedfall replay shows its last steps; docs/getting-started.md#when-the-first-run-fails)",
+        crate::output::real(config.duration.nanos()),
+        if workload.len() == 1 { "" } else { "s" },
+        workload.join(", ")
+    ))
 }
 
 /// The options of a sweep that change what its runs do or what it keeps,

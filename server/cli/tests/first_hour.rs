@@ -208,7 +208,26 @@ fn first_run_failures_say_what_happened_and_what_to_do() {
     // A usage error: what the program said about its arguments.
     let f = first_failure(&firstrun("teach-usage", r#"{ "name": "app", "go": $GO, "args": ["-mdoe", "dial"] }"#));
     assert!(f["hint"].as_str().unwrap().contains("it said on stderr: flag provided but not defined: -mdoe"), "{f}");
+    // A file the program expects the machine to have.
+    let f = first_failure(&firstrun("teach-file", r#"{ "name": "app", "go": $GO, "args": ["-mode", "config-file"] }"#));
+    let hint = f["hint"].as_str().unwrap();
+    assert!(hint.contains(r#"add "disk": {"dirs": ["/srv/app"]}"#) && hint.contains(r#""files": {"/srv/app/NAME""#), "{f}");
+    // UDP, which is not simulated.
+    let f = first_failure(&firstrun("teach-udp", r#"{ "name": "app", "go": $GO, "args": ["-mode", "udp", "-to", "app:9000"] }"#));
+    assert!(f["hint"].as_str().unwrap().contains("datagram (UDP) sockets are not simulated"), "{f}");
     // A Rust program that needs a thread.
     let f = first_failure(&firstrun("teach-thread", r#"{ "name": "app", "cargo": $RUST, "args": ["thread"] }"#));
     assert!(f["hint"].as_str().unwrap().contains("wasm32-wasip1 has no threads"), "{f}");
+}
+
+#[test]
+fn a_workload_that_never_finishes_is_noted() {
+    let cfg = firstrun("teach-wait", r#"{ "name": "app", "go": $GO, "args": ["-mode", "wait"] }"#);
+    let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-3"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("seedfall: note: every run lasted its whole duration (3.00s): the workload node app never all exited 0"), "{}", out.stderr);
+    // A server marked as one is not a surprise.
+    let cfg = firstrun("teach-wait-server", r#"{ "name": "app", "go": $GO, "args": ["-mode", "wait"], "workload": false }"#);
+    let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-3"]);
+    assert!(!out.stderr.contains("note: every run lasted"), "{}", out.stderr);
 }

@@ -98,6 +98,9 @@ pub struct SweepSummary {
     pub instantiate_ns: u64,
     pub host_ns: u64,
     pub host_calls: u64,
+    /// Runs that ended because their duration was reached (not because
+    /// every workload node exited 0, nor on a failure).
+    pub ended_at_duration: u64,
     pub seeds_per_second: f64,
     pub virtual_seconds_per_wall_second: f64,
     /// With `-until-novelty`: the growth table and why the sweep stopped.
@@ -159,6 +162,7 @@ pub fn sweep(program: &Program, options: &SweepOptions, snapshots: Option<&crate
             summary.instantiate_ns += outcome.stats.instantiate_ns;
             summary.host_ns += outcome.stats.host_ns;
             summary.host_calls += outcome.stats.host_calls;
+            summary.ended_at_duration += u64::from(outcome.end == seedfall_sim::outcome::EndReason::Duration);
             on_outcome(&outcome);
         },
         );

@@ -383,5 +383,5 @@ fn fail(w: &mut World, idx: usize, kind: FailureKind, message: String, location:
 fn missing_dir_hint(w: &World, idx: usize, message: &str) -> Option<String> {
     let dir = w.nodes[idx].missing_dirs.iter().find(|d| message.contains(d.as_str()) && w.disks[idx].lookup(crate::disk::ROOT, d).is_err())?;
     let node = w.nodes[idx].name.split('#').next().unwrap_or(&w.nodes[idx].name);
-    Some(format!("{dir} does not exist on {}'s disk (the disk starts empty); to start with it, add \"disk\": {{\"dirs\": [\"{dir}\"]}} to node \"{node}\" in the config", w.nodes[idx].name))
+    Some(format!("{dir} does not exist on {}'s disk (the disk starts empty); to start with it, add \"disk\": {{\"dirs\": [\"{dir}\"]}} to node \"{node}\" in the config, and a file the program reads there (a config file) from the host with \"disk\": {{\"files\": {{\"{dir}/NAME\": \"PATH-ON-THE-HOST\"}}}} (docs/config.md#a-nodes-own-disk-nodesidisk)", w.nodes[idx].name))
 }

@@ -24,6 +24,9 @@ pub fn hint(kind: FailureKind, message: &str, stderr: &[&str], unsupported: &[St
     if said_any(&["no such host", "failed to lookup address", "Name or service not known", "dial tcp: lookup ", "dial udp: lookup "]) {
         return Some(format!("a name that is not a node instance: the hosts of the simulated network are the config's instance names (server, client#2), and localhost is the node itself ({DOCS})"));
     }
+    if said_any(&["write udp ", "dial udp ", "read udp ", "listen udp "]) {
+        return Some(format!("datagram (UDP) sockets are not simulated, only TCP streams are (docs/network.md); a program that needs UDP (DNS lookups to a server, QUIC) cannot run its UDP part here ({DOCS})"));
+    }
     if said_any(&["failed to spawn thread", "thread::spawn", "can't spawn"]) || (said("operation not supported on this platform") && said("thread")) {
         return Some(format!("wasm32-wasip1 has no threads, so std::thread::spawn fails: do the work on the main thread, or in an async runtime's current-thread executor ({DOCS})"));
     }

@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "", "deadlock | serve-late | dial | lookup")
+	mode := flag.String("mode", "", "deadlock | serve-late | dial | lookup | config-file | udp | wait")
 	to := flag.String("to", "server:7000", "address to dial")
 	flag.Parse()
 	switch *mode {
@@ -40,6 +40,26 @@ func main() {
 			panic(err)
 		}
 		c.Close()
+	case "config-file":
+		// Reads a file it expects the machine to have.
+		if _, err := os.ReadFile("/srv/app/app.conf"); err != nil {
+			panic(err)
+		}
+	case "udp":
+		// Datagram sockets are not simulated.
+		c, err := net.Dial("udp", *to)
+		if err != nil {
+			panic(err)
+		}
+		if _, err := c.Write([]byte("ping")); err != nil {
+			panic(err)
+		}
+	case "wait":
+		// Waits for an answer that never comes, without deadlocking:
+		// a timer keeps the runtime awake.
+		for {
+			time.Sleep(time.Second)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "unknown -mode %q\n", *mode)
 		os.Exit(2)
