@@ -231,3 +231,40 @@ fn a_workload_that_never_finishes_is_noted() {
     let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-3"]);
     assert!(!out.stderr.contains("note: every run lasted"), "{}", out.stderr);
 }
+
+/// Lines of the page's output that depend on the machine or the clock.
+const MACHINE_SPECIFIC: [&str; 8] = ["go version", "machine:", " real)", "runs/s", "built and compiled in", "building ", "compiling ", "cache:"];
+
+#[test]
+fn getting_started_as_written() {
+    let page = std::fs::read_to_string(repo().join("docs/getting-started.md")).unwrap();
+    let dir = copy_of("getting-started", "examples/kvlog");
+    let mut blocks = Vec::new();
+    let mut lines = page.lines();
+    while let Some(l) = lines.next() {
+        if l.starts_with("```") {
+            blocks.push(lines.by_ref().take_while(|l| !l.starts_with("```")).map(str::to_string).collect::<Vec<_>>());
+        }
+    }
+    let mut commands = 0;
+    for block in &blocks {
+        let Some(cmd) = block.first().and_then(|l| l.strip_prefix("$ seedfall ")) else { continue };
+        commands += 1;
+        let args: Vec<&str> = cmd.split_whitespace().collect();
+        // As a newcomer runs it: no shared test cache, the first run builds.
+        let out = Command::new(env!("CARGO_BIN_EXE_seedfall")).args(&args).current_dir(&dir).env_remove("SEEDFALL_CACHE_DIR").env("GOTOOLCHAIN", "local").stdin(std::process::Stdio::null()).output().unwrap();
+        let code = out.status.code().unwrap_or(-1);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(code <= 1, "$ seedfall {cmd}: exit {code}\n{text}");
+        for want in &block[1..] {
+            if MACHINE_SPECIFIC.iter().any(|m| want.contains(m)) {
+                continue;
+            }
+            assert!(text.lines().any(|l| l == want), "$ seedfall {cmd}: the page shows\n{want}\nbut it printed:\n{text}");
+        }
+    }
+    assert!(commands >= 5, "the page's commands were found ({commands})");
+    // The config the page shows is the one init writes.
+    let shown = blocks.iter().find(|b| b.iter().any(|l| l.contains("Written by seedfall init"))).expect("the page shows the config");
+    assert_eq!(shown.join("\n").trim(), std::fs::read_to_string(dir.join("seedfall.json")).unwrap().trim());
+}
