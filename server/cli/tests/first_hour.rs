@@ -268,3 +268,16 @@ fn getting_started_as_written() {
     let shown = blocks.iter().find(|b| b.iter().any(|l| l.contains("Written by seedfall init"))).expect("the page shows the config");
     assert_eq!(shown.join("\n").trim(), std::fs::read_to_string(dir.join("seedfall.json")).unwrap().trim());
 }
+
+#[test]
+fn init_then_run_works_on_the_examples_and_test_guests() {
+    // Programs as they are: their configs removed. Each run happens (exit 0
+    // or 1: a program may fail without its arguments), never a config or
+    // build error.
+    for rel in ["examples/ledger", "examples/explore", "examples/explore-climb", "examples/walkv", "tests/guests/go-basic", "tests/guests/rust-basic", "tests/guests/go-disk"] {
+        let dir = copy_of(&format!("init-{}", rel.replace('/', "-")), rel);
+        let (cfg, run) = init_then_run(&dir, &[], "1-3");
+        assert!(!cfg["nodes"].as_array().unwrap().is_empty(), "{rel}: {cfg}");
+        assert_eq!(run["runs"], 3, "{rel}: {run}");
+    }
+}
