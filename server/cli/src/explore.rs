@@ -39,14 +39,8 @@ pub struct ExploreArgs {
     pub corpus: Option<PathBuf>,
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
-    /// Print one JSON document instead of text; with FILE, write it there
-    /// (atomically) and print the text as well.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    pub json: Option<String>,
-    /// Explore as shard i of n (`2/8`): its share of -seeds, its own
-    /// exploration seed; merge the shards' -json FILEs with seedfall merge.
-    #[arg(long, value_name = "i/n")]
-    pub shard: Option<String>,
+    #[command(flatten)]
+    pub out: crate::sharded::ShardOutput,
     /// With -shard: a folder all shards share, through which they trade
     /// corpus entries at round boundaries (their corpora live there too).
     #[arg(long, value_name = "DIR")]
@@ -95,7 +89,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let shard = match crate::sharded::parse_or_exit(a.shard.as_deref()) {
+    let shard = match crate::sharded::parse_or_exit(a.out.shard.as_deref()) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -119,7 +113,7 @@ pub fn main(a: ExploreArgs) -> i32 {
             return 2;
         }
     };
-    let text = a.json.as_deref() != Some("");
+    let text = a.out.text();
     let budget = match &a.budget {
         None => None,
         Some(text) => match seedfall_sim::vtime::parse_duration(text) {
@@ -274,7 +268,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     for n in &result.exchange_notes {
         eprintln!("seedfall: -sync: {}", output::relative_prefix(n));
     }
-    if let Some(dest) = &a.json {
+    if let Some(dest) = &a.out.json {
         let as_json = |(o, folder): (&seedfall_sim::Outcome, &Option<std::path::PathBuf>)| {
             let mut f = output::failure_json(&project, o);
             f.folder = folder.as_ref().map(|p| output::relative(p));

@@ -15,13 +15,8 @@ pub struct MutateArgs {
     pub seeds: String,
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
-    /// Print one JSON document instead of text; with FILE, write it there
-    /// (atomically) and print the text as well.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    pub json: Option<String>,
-    /// Run only shard i of n of the seeds (`2/8`), for `seedfall merge`.
-    #[arg(long, value_name = "i/n")]
-    pub shard: Option<String>,
+    #[command(flatten)]
+    pub out: crate::sharded::ShardOutput,
     #[command(flatten)]
     pub resources: crate::resources::Resources,
 }
@@ -31,12 +26,12 @@ pub fn main(a: MutateArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let shard = match crate::sharded::parse_or_exit(a.shard.as_deref()) {
+    let shard = match crate::sharded::parse_or_exit(a.out.shard.as_deref()) {
         Ok(s) => s,
         Err(code) => return code,
     };
     let seeds = seeds.with_shard(shard);
-    let text = a.json.as_deref() != Some("");
+    let text = a.out.text();
     let jobs = match crate::run::jobs_or_default(a.jobs) {
         Ok(j) => j,
         Err(c) => return c,
@@ -60,7 +55,7 @@ pub fn main(a: MutateArgs) -> i32 {
     let mut doc = serde_json::json!({ "version": 1, "seedfall": env!("CARGO_PKG_VERSION"), "config": config });
     doc.as_object_mut().unwrap().extend(serde_json::to_value(&report).unwrap().as_object().unwrap().clone());
     let mut code = 0;
-    if let Some(dest) = &a.json {
+    if let Some(dest) = &a.out.json {
         if let Some(s) = shard {
             let options = format!("seeds={seeds} output-cap={}", a.resources.output_cap.as_deref().unwrap_or("-"));
             let block = crate::sharded::ShardBlock::new(s, crate::sharded::identity("mutate", &project, options), seeds.len(), &project.program.config.name);

@@ -19,14 +19,8 @@ pub struct RunArgs {
     /// Worker threads (default: the number of cores).
     #[arg(short = 'j', long = "jobs")]
     pub jobs: Option<usize>,
-    /// Print one JSON document instead of text; with FILE, write it there
-    /// (atomically) and print the text as well.
-    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-    pub json: Option<String>,
-    /// Run only shard i of n of the seeds (`2/8`), for `seedfall merge`:
-    /// write its result with -json FILE.
-    #[arg(long, value_name = "i/n")]
-    pub shard: Option<String>,
+    #[command(flatten)]
+    pub out: crate::sharded::ShardOutput,
     /// Also write the results as JUnit XML (a test case per finding and
     /// per property), for CI.
     #[arg(long, value_name = "FILE")]
@@ -93,7 +87,7 @@ pub fn main(a: RunArgs) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let seeds = match crate::sharded::parse_or_exit(a.shard.as_deref()) {
+    let seeds = match crate::sharded::parse_or_exit(a.out.shard.as_deref()) {
         Ok(shard) => seeds.with_shard(shard),
         Err(code) => return code,
     };
@@ -107,7 +101,7 @@ pub fn main(a: RunArgs) -> i32 {
     }
     // With -json alone the document is the output; with -json FILE the
     // text is printed too.
-    let text = a.json.as_deref() != Some("");
+    let text = a.out.text();
     let jobs = match jobs_or_default(a.jobs) {
         Ok(j) => j,
         Err(c) => return c,
@@ -329,7 +323,7 @@ pub fn main(a: RunArgs) -> i32 {
         crate::sweep_report::save_last_run(config, &report);
     }
     let mut code = report.exit_code(a.fail_on_pinned);
-    let block = shard.filter(|_| a.json.is_some()).map(|s| crate::sharded::ShardBlock {
+    let block = shard.filter(|_| a.out.json.is_some()).map(|s| crate::sharded::ShardBlock {
         header: report.header.clone(),
         keep: report.keep,
         pins_replayed: s.index == 1,
@@ -338,7 +332,7 @@ pub fn main(a: RunArgs) -> i32 {
         places: report.places.clone(),
         ..crate::sharded::ShardBlock::new(s, crate::sharded::identity("run", &project, run_options_line(&a, &seeds)), seeds.len(), &report.name)
     });
-    if !report.write_outputs(a.json.as_deref(), block, a.junit.as_deref(), a.fail_on_pinned) {
+    if !report.write_outputs(a.out.json.as_deref(), block, a.junit.as_deref(), a.fail_on_pinned) {
         code = 2;
     }
     if text {
