@@ -152,8 +152,7 @@ pub fn write_sweep(path: &std::path::Path, report: &Report, fail_on_pinned: bool
 }
 
 pub fn write(path: &std::path::Path, xml: &str) -> Result<(), String> {
-    let path = if path.parent().is_some_and(|p| p.as_os_str().is_empty()) { std::path::Path::new(".").join(path) } else { path.to_path_buf() };
-    seedfall_search::cache::write_atomic(&path, xml.as_bytes()).map_err(|e| format!("-junit {}: cannot write it: {e}", path.display()))
+    seedfall_search::cache::write_atomic(path, xml.as_bytes()).map_err(|e| format!("-junit {}: cannot write it: {e}", path.display()))
 }
 
 #[cfg(test)]

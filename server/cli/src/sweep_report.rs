@@ -244,7 +244,5 @@ pub fn emit_json(dest: &str, doc: &impl Serialize) -> Result<(), String> {
     }
     let mut bytes = text.into_bytes();
     bytes.push(b'\n');
-    let path = std::path::Path::new(dest);
-    let path = if path.parent().is_some_and(|p| p.as_os_str().is_empty()) { std::path::Path::new(".").join(path) } else { path.to_path_buf() };
-    seedfall_search::cache::write_atomic(&path, &bytes).map_err(|e| format!("-json {dest}: cannot write it: {e}"))
+    seedfall_search::cache::write_atomic(std::path::Path::new(dest), &bytes).map_err(|e| format!("-json {dest}: cannot write it: {e}"))
 }

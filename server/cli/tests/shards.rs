@@ -178,6 +178,10 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     let out = merge(&[plain.clone()], &[]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("not a shard result") && out.stderr.contains("plain.json"), "{}", out.stderr);
+    // A -json FILE that names no file is an error, not a panic.
+    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", ".."]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("-json ..: cannot write it: it names no file"), "{}", out.stderr);
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-5", "-shard", "3/2"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("-shard: shard 3 of 2 does not exist"), "{}", out.stderr);

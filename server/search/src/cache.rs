@@ -25,11 +25,14 @@ impl Cache {
     }
 }
 
-/// Writes `bytes` to `path` atomically (temp file in the same folder, fsync, rename).
+/// Writes `bytes` to `path` atomically (temp file in the same folder, fsync,
+/// rename). A bare file name (`-json out.json`) is in the current folder.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().expect("cache paths have a folder");
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{}.tmp-{}", path.file_name().unwrap().to_string_lossy(), std::process::id()));
+    // A user's path (`-json FILE`) may name a folder: say so, never panic.
+    let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "it names no file"))?;
+    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
     {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
