@@ -182,6 +182,22 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", ".."]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("-json ..: cannot write it: it names no file"), "{}", out.stderr);
+    // An output path that is a symlink writes where it points, and a device
+    // stays a device: neither is replaced by a regular file.
+    let dir = cfg.parent().unwrap();
+    std::os::unix::fs::symlink("pointed.json", dir.join("link.json")).unwrap();
+    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", p(&dir.join("link.json")), "-junit", "/dev/null"]);
+    assert!(out.code <= 1, "{}", out.stderr);
+    assert!(std::fs::symlink_metadata(dir.join("link.json")).unwrap().file_type().is_symlink());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("pointed.json")).unwrap()).unwrap();
+    assert_eq!(doc["runs"], 2, "{doc}");
+    assert!(!std::fs::metadata("/dev/null").unwrap().is_file(), "/dev/null is still a device");
+    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", "/dev/stdout"]);
+    assert!(out.code <= 1, "{}", out.stderr);
+    assert!(out.stdout.contains("\"runs\": 2") || out.stdout.contains("\"runs\":2"), "the JSON reached stdout:\n{}", out.stdout);
+    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", "/dev/full"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("-json /dev/full: cannot write it") && out.stderr.contains("No space left"), "{}", out.stderr);
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-5", "-shard", "3/2"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("-shard: shard 3 of 2 does not exist"), "{}", out.stderr);

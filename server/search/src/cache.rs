@@ -25,20 +25,67 @@ impl Cache {
     }
 }
 
+/// Bound on the symlinks `write_atomic` follows (Linux's own is 40).
+const SYMLINK_HOPS_MAX: usize = 40;
+
 /// Writes `bytes` to `path` atomically (temp file in the same folder, fsync,
 /// rename). A bare file name (`-json out.json`) is in the current folder.
+///
+/// Only a regular file (or a name that does not exist) is replaced. A
+/// symlink is followed, and what it points to is written: renaming over the
+/// link would replace the link itself (`-json /dev/stdout` would write
+/// nothing to stdout and, as root, replace the system's entry). A device,
+/// FIFO or socket (`/dev/null`, `/dev/full`, a pipe) is written in place,
+/// since a rename would turn it into a regular file; its errors (ENOSPC from
+/// `/dev/full`) are returned. A folder is an error.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let path = follow_symlinks(path)?;
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_dir() => return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "it is a folder")),
+        Ok(m) if !m.is_file() => {
+            // Devices and FIFOs: no temp file, no rename, no truncation
+            // (a character device has no length to cut).
+            let mut f = std::fs::OpenOptions::new().write(true).open(&path)?;
+            f.write_all(bytes)?;
+            return f.flush();
+        }
+        _ => {}
+    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     // A user's path (`-json FILE`) may name a folder: say so, never panic.
     let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "it names no file"))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
-    {
+    let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, &path)
+}
+
+/// `path` with every symlink of its last component resolved (a dangling
+/// link gives the path it points to, which is then created). Folders on the
+/// way are left as they are: renaming inside a linked folder is harmless.
+fn follow_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    let mut cur = path.to_path_buf();
+    for _ in 0..SYMLINK_HOPS_MAX {
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&cur)?;
+                cur = match cur.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(cur),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("more than {SYMLINK_HOPS_MAX} symlinks to follow")))
 }
 
 /// A stable 64-bit content hash (FNV-1a), printed as 16 hex digits.
@@ -49,4 +96,59 @@ pub fn hash_hex(parts: &[&[u8]]) -> String {
         h.write(p);
     }
     format!("{:016x}", h.value())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_atomic;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("seedfall-write-atomic-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_symlink_is_followed_not_replaced() {
+        let d = scratch("link");
+        std::fs::write(d.join("target.json"), b"old").unwrap();
+        std::os::unix::fs::symlink("target.json", d.join("link.json")).unwrap();
+        write_atomic(&d.join("link.json"), b"new").unwrap();
+        assert!(std::fs::symlink_metadata(d.join("link.json")).unwrap().file_type().is_symlink(), "the link is still a link");
+        assert_eq!(std::fs::read(d.join("target.json")).unwrap(), b"new");
+        // A dangling link creates what it points to.
+        std::os::unix::fs::symlink("sub/made.json", d.join("dangling.json")).unwrap();
+        write_atomic(&d.join("dangling.json"), b"made").unwrap();
+        assert_eq!(std::fs::read(d.join("sub/made.json")).unwrap(), b"made");
+        // A loop of links is an error, not a hang.
+        std::os::unix::fs::symlink("b", d.join("a")).unwrap();
+        std::os::unix::fs::symlink("a", d.join("b")).unwrap();
+        assert!(write_atomic(&d.join("a"), b"x").unwrap_err().to_string().contains("symlinks"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_device_is_written_in_place() {
+        write_atomic(std::path::Path::new("/dev/null"), b"nothing").unwrap();
+        let m = std::fs::metadata("/dev/null").unwrap();
+        assert!(!m.is_file(), "/dev/null is still a device");
+        let full = std::path::Path::new("/dev/full");
+        if full.exists() {
+            let e = write_atomic(full, b"x").unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(28), "ENOSPC from /dev/full: {e}");
+            assert!(!std::fs::metadata(full).unwrap().is_file());
+        }
+    }
+
+    #[test]
+    fn a_folder_is_refused_and_no_temp_file_stays() {
+        let d = scratch("dir");
+        std::fs::create_dir(d.join("out")).unwrap();
+        assert!(write_atomic(&d.join("out"), b"x").unwrap_err().to_string().contains("folder"));
+        write_atomic(&d.join("plain.json"), b"x").unwrap();
+        let names: Vec<String> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }
