@@ -4,6 +4,7 @@
 //! Exit codes: 0 every run passed; 1 a run failed; 2 usage, config or build error.
 mod args;
 mod cause;
+mod crash_states;
 mod doctor;
 mod explore;
 mod init;
@@ -62,6 +63,9 @@ enum Command {
     Shrink(shrink::ShrinkArgs),
     /// The timeline of one run, filterable by node and event kind.
     Inspect(inspect::InspectArgs),
+    /// Every tree a power loss could leave on each disk during one run.
+    #[command(name = "crash-states")]
+    CrashStates(crash_states::CrashStatesArgs),
     /// Turn a failure into a regression that every later run replays first.
     Pin(pin::PinArgs),
     /// Which faults does the failure need, and when did it become certain after them?
@@ -120,6 +124,7 @@ fn main() {
         Command::Kube(a) => kube::main(a),
         Command::Shrink(a) => shrink::main(a),
         Command::Inspect(a) => inspect::main(a),
+        Command::CrashStates(a) => crash_states::main(a),
         Command::Pin(a) => pin::main(a),
         Command::Cause(a) => cause::main(a),
         Command::Init(a) => init::main(a),

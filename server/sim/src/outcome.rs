@@ -79,6 +79,10 @@ pub struct Outcome {
     /// and at the end (not part of the trace, so not of its hash).
     #[serde(skip)]
     pub disk_trees: Vec<DiskTree>,
+    /// With `RunOptions::crash_states`: per instance, every tree a crash
+    /// could have left it, in instance order (not part of the trace).
+    #[serde(skip)]
+    pub crash_states: Vec<crate::disk::CrashStates>,
     /// For a failure: whether it holds under the other file-system model
     /// (set by `seedfall-search`, which re-runs it).
     pub model_check: Option<ModelCheck>,

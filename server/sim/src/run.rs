@@ -22,6 +22,10 @@ pub struct RunOptions {
     pub model: Option<crate::disk::FsModel>,
     /// Keep each disk's tree after every crash and at the end (`inspect -tree`).
     pub disk_trees: bool,
+    /// Collect every tree a crash could leave on each disk, at every moment
+    /// one could land (`seedfall crash-states`; costly: a run crashes each
+    /// disk's copy once per choice of kept sectors, at every disk call).
+    pub crash_states: bool,
     /// Sample every node instance's guest stacks into this; the program's
     /// engine must be a profiling one (`EngineOptions::guest_profiling`).
     pub guest_profile: Option<Arc<Mutex<crate::guest_profile::GuestProfile>>>,
@@ -141,6 +145,12 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
     world.net = crate::net::Net::new(config.net.clone(), instances.iter().map(|(_, n)| n.clone()).collect());
     setup_disks_and_faults(&mut world, program, schedule, options);
     world.keep_disk_trees = options.disk_trees;
+    if options.crash_states {
+        world.crash_states = Some(vec![crate::disk::CrashStates::default(); instances.len()]);
+        for i in 0..instances.len() {
+            world.note_crash_states(i);
+        }
+    }
     world.coverage = vec![crate::coverage::Reached::default(); instances.len()];
     world.edges = vec![crate::coverage::edges::EdgesReached::default(); instances.len()];
     world.branches = schedule.branches.clone();
@@ -185,6 +195,13 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
     };
     w.record(None, EventKind::End { reason });
     w.note_output_caps();
+    // A power loss after the run: what each disk holds then. A crashed node
+    // that never restarted already had its crash.
+    for i in 0..w.nodes.len() {
+        if w.nodes[i].status != crate::world::Status::Crashed {
+            w.note_crash_states(i);
+        }
+    }
     if options.disk_trees {
         for i in 0..w.nodes.len() {
             let tree = crate::outcome::DiskTree { node: w.nodes[i].name.clone(), time_ns: w.now.nanos(), after: "end", entries: w.disks[i].tree() };
@@ -228,6 +245,7 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
         stats,
         disk_models: disk_models(config, options),
         disk_trees: std::mem::take(&mut w.disk_trees),
+        crash_states: w.crash_states.take().unwrap_or_default(),
         model_check: None,
     }
 }

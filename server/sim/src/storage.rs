@@ -61,6 +61,7 @@ impl World {
         if !self.nodes[node_idx].alive() {
             return;
         }
+        self.note_crash_states(node_idx);
         let node = self.nodes[node_idx].name.clone();
         if let Some(restart_after_ns) = self.faults.crash_armed.remove(&node_idx) {
             let torn = self.faults.families.torn_writes;
@@ -74,6 +75,16 @@ impl World {
             let planned = self.faults.crash_at_op.remove(i);
             let fault = planned.at(self.now.nanos());
             self.crash(node_idx, fault);
+        }
+    }
+
+    /// With `RunOptions::crash_states`: every tree a crash of the node's disk
+    /// now could leave. Called wherever a crash can land: after each host
+    /// call that touched the disk, before an fsync takes effect, and at the
+    /// start and end of the run.
+    pub fn note_crash_states(&mut self, node_idx: usize) {
+        if let Some(states) = self.crash_states.as_mut() {
+            self.disks[node_idx].crash_states(self.now, &mut states[node_idx]);
         }
     }
 

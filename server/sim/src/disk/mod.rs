@@ -24,14 +24,19 @@
 //! inode has one name, kept on the inode (`parent`, `name`) for paths in the
 //! trace.
 mod crash;
+mod crash_states;
+mod data;
 mod image;
 mod media;
 mod model;
+mod seed;
 #[cfg(test)]
 mod tests;
 
 pub use crash::{CrashReport, Loss, LOSSES_MAX};
+pub use crash_states::{tree_key, CrashStates, CrashTree, TREES_MAX as CRASH_TREES_MAX};
 pub use model::{FsModel, Mutation};
+pub use seed::TreeEntry;
 
 /// ext4's default journal commit interval (`commit=5`).
 pub fn model_commit_interval_default() -> u64 {
@@ -131,7 +136,7 @@ impl Inode {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Disk {
     inodes: BTreeMap<Ino, Inode>,
     ino_next: Ino,
@@ -168,17 +173,6 @@ impl Default for Disk {
     fn default() -> Self {
         Disk::new(SECTOR_BYTES_DEFAULT, FsModel::default())
     }
-}
-
-/// One entry of a disk's tree (`tree`): what `inspect -tree` prints.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TreeEntry {
-    pub path: String,
-    pub dir: bool,
-    pub size: u64,
-    /// FNV-1a of the content, hex (files only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hash: Option<String>,
 }
 
 impl Disk {
@@ -509,186 +503,6 @@ impl Disk {
         }
     }
 
-    /// Sectors `[first, last]` a byte range covers (`None` when empty).
-    pub fn sectors_of(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
-        (len > 0).then(|| (offset / self.sector_bytes, (offset + len - 1) / self.sector_bytes))
-    }
-
-    /// Reads from the cache. A read that covers a bad sector fails with EIO.
-    pub fn read_at(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize, Errno> {
-        self.ops += 1;
-        self.reads += 1;
-        let sector = self.sector_bytes;
-        match &self.inode(ino)?.kind {
-            Kind::File(f) => {
-                if offset >= f.data.len() as u64 {
-                    return Ok(0);
-                }
-                let start = offset as usize;
-                let n = buf.len().min(f.data.len() - start);
-                if n > 0 && f.bad.range(offset / sector..=(offset + n as u64 - 1) / sector).next().is_some() {
-                    return Err(errno::IO);
-                }
-                buf[..n].copy_from_slice(&f.data[start..start + n]);
-                Ok(n)
-            }
-            Kind::Dir { .. } => Err(errno::ISDIR),
-        }
-    }
-
-    pub fn write_at(&mut self, ino: Ino, offset: u64, bytes: &[u8], now: VTime) -> Result<usize, Errno> {
-        let end = offset.checked_add(bytes.len() as u64).ok_or(errno::FBIG)?;
-        let old = self.inode(ino)?.size();
-        if self.bytes_used() + end.saturating_sub(old) > DISK_BYTES_MAX {
-            return Err(errno::NOSPC);
-        }
-        let sector = self.sector_bytes;
-        let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
-        let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
-        let held_before = f.held_bytes();
-        f.image.preserve(&f.data, offset, end, sector);
-        if end as usize > f.data.len() {
-            // Growing zero-fills from the old end.
-            let old = f.data.len() as u64;
-            Disk::mark_zeroed(f, old, offset, sector);
-            grow_to(&mut f.data, end as usize);
-        }
-        f.data[offset as usize..end as usize].copy_from_slice(bytes);
-        if !bytes.is_empty() {
-            for s in (offset / sector)..=((end - 1) / sector) {
-                f.dirty.insert(s);
-                // A rewrite remaps a bad sector, and goes where it should.
-                f.bad.remove(&s);
-                f.misdirected.remove(&s);
-            }
-        }
-        inode.mtime = now;
-        let held_after = f.held_bytes();
-        self.account(held_before, held_after, old, end.max(old));
-        self.ops += 1;
-        self.writes += 1;
-        Ok(bytes.len())
-    }
-
-    pub fn set_size(&mut self, ino: Ino, size: u64, now: VTime) -> Result<(), Errno> {
-        let old = self.inode(ino)?.size();
-        if size > old && self.bytes_used() + (size - old) > DISK_BYTES_MAX {
-            return Err(errno::NOSPC);
-        }
-        let sector = self.sector_bytes;
-        let journaled = self.model == FsModel::Ext4;
-        let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
-        let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
-        let held_before = f.held_bytes();
-        let (lo, hi) = (old.min(size), old.max(size));
-        f.image.preserve(&f.data, lo, hi, sector);
-        Disk::mark_zeroed(f, lo, hi, sector);
-        if size > old {
-            grow_to(&mut f.data, size as usize);
-        } else {
-            f.data.truncate(size as usize);
-            // A file cut to a fraction of its size gives the memory back.
-            if f.data.capacity() > 2 * f.data.len() + (1 << 20) {
-                f.data.shrink_to(f.data.len() + f.data.len() / 8);
-            }
-        }
-        if journaled {
-            // A truncate is metadata: the journal carries it.
-            f.pending_size = Some(size);
-            f.truncated_to_zero |= size == 0;
-        }
-        inode.mtime = now;
-        let held_after = f.held_bytes();
-        self.account(held_before, held_after, old, size);
-        self.ops += 1;
-        Ok(())
-    }
-
-    /// The bytes `[lo, hi)` of the cache became zeros (a truncate, or a
-    /// write past the end): mark dirty what the durable image must learn.
-    /// That is the sector holding `lo` and the sectors the durable image has
-    /// data in; sectors past the durable end need nothing, since making the
-    /// size durable zero-fills them (a 64 MiB preallocation then marks one
-    /// sector, not 131072).
-    fn mark_zeroed(f: &mut FileState, lo: u64, hi: u64, sector: u64) {
-        if hi <= lo {
-            return;
-        }
-        f.dirty.insert(lo / sector);
-        let durable_end = f.image.len().min(hi);
-        for s in (lo / sector)..durable_end.div_ceil(sector) {
-            f.dirty.insert(s);
-        }
-    }
-
-    /// Writes a file's dirty sectors to the durable image (misdirected ones
-    /// where they land) and marks them clean.
-    fn write_out(f: &mut FileState, sector: usize) {
-        let sector = sector as u64;
-        let dirty = std::mem::take(&mut f.dirty);
-        // Sectors written whole at their own place need no check on growth.
-        let in_place: BTreeSet<u64> = dirty.iter().copied().filter(|s| !f.misdirected.contains_key(s)).collect();
-        f.image.resize(&f.data, f.data.len() as u64, sector, &in_place);
-        for s in dirty {
-            let start = s * sector;
-            if start >= f.data.len() as u64 {
-                continue;
-            }
-            let end = (start + sector).min(f.data.len() as u64);
-            let dest = f.misdirected.remove(&s).map_or(start, |to| to * sector);
-            f.image.write(&f.data, start, end, dest, sector);
-        }
-    }
-
-    /// fsync: makes a file's data durable, or a directory's names (posix);
-    /// under ext4 any successful fsync also commits the journal.
-    /// With `fail` the pages are marked clean unwritten and EIO returned.
-    pub fn sync(&mut self, ino: Ino, fail: bool, now: VTime) -> Result<(), Errno> {
-        self.ops += 1;
-        self.syncs += 1;
-        let (mutation, model) = (self.mutation, self.model);
-        let sector = self.sector_bytes as usize;
-        match &mut self.inode_mut(ino)?.kind {
-            Kind::File(f) => {
-                if fail {
-                    f.dirty.clear();
-                    f.misdirected.clear();
-                    return Err(errno::IO);
-                }
-                if mutation == Some(Mutation::FsyncNoop) {
-                    return Ok(());
-                }
-                let (held_before, size) = (f.held_bytes(), f.data.len() as u64);
-                Disk::write_out(f, sector);
-                // fsync makes the file's own metadata durable: its size too.
-                f.pending_size = None;
-                let held_after = f.held_bytes();
-                self.account(held_before, held_after, size, size);
-            }
-            Kind::Dir { entries, durable_entries } => {
-                if fail {
-                    return Err(errno::IO);
-                }
-                if model == FsModel::Posix && mutation != Some(Mutation::DirFsyncIgnored) {
-                    *durable_entries = entries.clone();
-                    self.orphans_dirty |= !self.orphans.is_empty();
-                }
-            }
-        }
-        if model == FsModel::Ext4 && mutation != Some(Mutation::JournalOnlyOnTimer) {
-            self.commit(now);
-        }
-        Ok(())
-    }
-
-    /// Sectors of a file not yet durable (for tests and the timeline).
-    pub fn dirty_sectors(&self, ino: Ino) -> usize {
-        match self.inodes.get(&ino).map(|i| &i.kind) {
-            Some(Kind::File(f)) => f.dirty.len(),
-            _ => 0,
-        }
-    }
-
     /// Directory entries in name order, with `.` and `..` first.
     pub fn list(&self, dir: Ino) -> Result<Vec<(String, Ino, bool)>, Errno> {
         let entries = self.entries(dir)?;
@@ -699,82 +513,4 @@ impl Disk {
         Ok(out)
     }
 
-    /// Creates `path` (absolute) and its parents, durably: a seeded folder.
-    pub fn seed_dir(&mut self, path: &str) -> Result<Ino, Errno> {
-        let mut cur = ROOT;
-        for name in path.split('/').filter(|c| !c.is_empty()) {
-            if name == "." || name == ".." || name.len() > NAME_BYTES_MAX {
-                return Err(errno::INVAL);
-            }
-            cur = match self.entries(cur)?.get(name) {
-                Some(&next) if self.inode(next)?.is_dir() => next,
-                Some(_) => return Err(errno::NOTDIR),
-                None => {
-                    let dir = Kind::Dir { entries: BTreeMap::new(), durable_entries: BTreeMap::new() };
-                    let ino = self.alloc(dir, cur, name, VTime::ZERO)?;
-                    if let Kind::Dir { entries, durable_entries } = &mut self.inode_mut(cur)?.kind {
-                        entries.insert(name.to_string(), ino);
-                        durable_entries.insert(name.to_string(), ino);
-                    }
-                    ino
-                }
-            };
-        }
-        Ok(cur)
-    }
-
-    /// Creates the file `path` (absolute) holding `bytes`, durably, with its
-    /// folders: a seeded file.
-    pub fn seed_file(&mut self, path: &str, bytes: &[u8]) -> Result<Ino, Errno> {
-        let (dir, name) = path.trim_end_matches('/').rsplit_once('/').ok_or(errno::INVAL)?;
-        if name.is_empty() || name.len() > NAME_BYTES_MAX {
-            return Err(errno::INVAL);
-        }
-        if self.bytes_used() + bytes.len() as u64 > DISK_BYTES_MAX {
-            return Err(errno::NOSPC);
-        }
-        let parent = self.seed_dir(dir)?;
-        if self.entries(parent)?.contains_key(name) {
-            return Err(errno::EXIST);
-        }
-        let file = FileState { data: bytes.to_vec(), image: image::Image::matching(bytes.len() as u64), ..FileState::default() };
-        let held = file.held_bytes();
-        let ino = self.alloc(Kind::File(file), parent, name, VTime::ZERO)?;
-        if let Kind::Dir { entries, durable_entries } = &mut self.inode_mut(parent)?.kind {
-            entries.insert(name.to_string(), ino);
-            durable_entries.insert(name.to_string(), ino);
-        }
-        self.account(0, held, 0, bytes.len() as u64);
-        Ok(ino)
-    }
-
-    /// Every path of the cache's tree in name order, with sizes and content
-    /// hashes (right after a crash, the cache is what the disk kept).
-    pub fn tree(&self) -> Vec<TreeEntry> {
-        let mut out = Vec::new();
-        let mut stack = vec![(ROOT, String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            let Ok(entries) = self.entries(dir) else { continue };
-            let mut subdirs = Vec::new();
-            for (name, &ino) in entries {
-                let Ok(i) = self.inode(ino) else { continue };
-                let path = format!("{prefix}/{name}");
-                match &i.kind {
-                    Kind::Dir { .. } => {
-                        out.push(TreeEntry { path: path.clone(), dir: true, size: 0, hash: None });
-                        subdirs.push((ino, path));
-                    }
-                    Kind::File(f) => {
-                        let mut h = crate::trace::TraceHash::new();
-                        h.write(&f.data);
-                        out.push(TreeEntry { path, dir: false, size: f.data.len() as u64, hash: Some(format!("{:016x}", h.value())) });
-                    }
-                }
-            }
-            // Depth first, in name order.
-            stack.extend(subdirs.into_iter().rev());
-        }
-        out.sort_by(|a, b| a.path.cmp(&b.path));
-        out
-    }
 }

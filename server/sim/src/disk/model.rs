@@ -40,6 +40,8 @@ impl FsModel {
             FsModel::Ext4 => "ext4",
         }
     }
+    pub const ALL: [FsModel; 2] = [FsModel::Ext4, FsModel::Posix];
+
     pub fn parse(s: &str) -> Option<FsModel> {
         match s {
             "posix" => Some(FsModel::Posix),

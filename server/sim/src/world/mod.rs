@@ -191,6 +191,9 @@ pub struct World {
     /// Keep every disk's tree after each crash (`RunOptions::disk_trees`).
     pub keep_disk_trees: bool,
     pub disk_trees: Vec<crate::outcome::DiskTree>,
+    /// Per node instance, every tree a crash could have left so far
+    /// (`RunOptions::crash_states`); `None` when not asked for.
+    pub crash_states: Option<Vec<crate::disk::CrashStates>>,
     /// Advisory file locks of every node.
     pub locks: crate::locks::Locks,
 }
@@ -240,6 +243,7 @@ impl World {
             unsupported_seen: BTreeSet::new(),
             keep_disk_trees: false,
             disk_trees: Vec::new(),
+            crash_states: None,
             locks: crate::locks::Locks::default(),
         }
     }
