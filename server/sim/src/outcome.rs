@@ -106,12 +106,24 @@ pub struct Watermark {
 /// A failure re-checked under the other file-system model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ModelCheck {
-    /// `ext4`, `posix`, or `ext4+posix` when the disks differ.
+    /// `ext4`, `posix`, ..., or `ext4+posix` when the disks differ.
     pub found_under: String,
-    pub other: String,
-    pub fails_under_other: bool,
-    /// "fails under ext4 too", "fails only under strict POSIX (portable durability)", ...
+    /// Each model the failure was run under (every disk under it), in
+    /// `FsModel::ALL` order; empty when no crash happened.
+    #[serde(default)]
+    pub models: Vec<ModelVerdict>,
+    /// "holds on ext4, xfs and btrfs", "holds on ext4; not on xfs or btrfs", ...
     pub label: String,
+}
+
+/// Whether a failure's schedule fails with every disk under one model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelVerdict {
+    pub model: String,
+    pub fails: bool,
+    /// It fails there, but with another finding: `node: message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differently: Option<String>,
 }
 
 /// What one node instance's disk held at a moment.

@@ -44,7 +44,7 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
     for ((i, (node_idx, _)), model) in instances.iter().enumerate().zip(disk_models(config, options)) {
         let spec = &config.nodes[*node_idx];
         let mut d = crate::disk::Disk::new(config.disk.sector_bytes, model);
-        d.commit_interval_ns = config.disk.commit_interval_ns;
+        d.commit_interval_ns = config.disk.commit_interval_ns.unwrap_or(model.commit_interval_default_ns());
         d.mutation = options.mutation.filter(|m| m.applies_to(model));
         for dir in &spec.disk.dirs {
             d.seed_dir(dir).unwrap_or_else(|e| panic!("a checked seed folder {dir} cannot be made: errno {e}"));

@@ -10,8 +10,10 @@ pub struct DiskConfig {
     /// When names and truncates become durable (docs/disk.md); a node's own
     /// `disk.model` overrides it.
     pub model: FsModel,
-    /// ext4: the journal commits at least this often (0: only at fsync).
-    pub commit_interval_ns: u64,
+    /// The journal (ext4, xfs) or transaction (btrfs) commits at least this
+    /// often (0: only at fsync); `None`: the model's own default (ext4 5 s,
+    /// xfs and btrfs 30 s).
+    pub commit_interval_ns: Option<u64>,
     pub sector_bytes: u64,
     /// Mean virtual time of a read or write; each op draws from [mean/2, 3mean/2].
     pub io_latency_ns: u64,
@@ -23,7 +25,7 @@ impl Default for DiskConfig {
     fn default() -> Self {
         DiskConfig {
             model: FsModel::default(),
-            commit_interval_ns: crate::disk::model_commit_interval_default(),
+            commit_interval_ns: None,
             sector_bytes: 512,
             io_latency_ns: 20_000,
             fsync_latency_ns: 1_000_000,
@@ -55,7 +57,15 @@ const NODE_DISK_FIELDS: &[&str] = &["model", "dirs", "files"];
 impl Parser {
     fn model(&self, v: &Value, path: &str) -> Parsed<FsModel> {
         let text = self.string(v, path)?;
-        FsModel::parse(&text).ok_or_else(|| self.err(path, format!("expected \"ext4\" (an ordered journal, the default) or \"posix\" (names durable only after a directory fsync), found \"{}\"", super::parse::shown_text(&text))))
+        FsModel::parse(&text).ok_or_else(|| {
+            self.err(
+                path,
+                format!(
+                    "expected \"ext4\" (the default), \"xfs\", \"btrfs\" or \"posix\" (only what POSIX promises), found \"{}\"",
+                    super::parse::shown_text(&text)
+                ),
+            )
+        })
     }
 
     pub(super) fn disk(&self, v: &Value) -> Parsed<DiskConfig> {
@@ -65,7 +75,7 @@ impl Parser {
             d.model = self.model(x, "$.disk.model")?;
         }
         if let Some(x) = m.get("commit_interval") {
-            d.commit_interval_ns = self.duration_value(x, "$.disk.commit_interval")?;
+            d.commit_interval_ns = Some(self.duration_value(x, "$.disk.commit_interval")?);
         }
         if let Some(x) = m.get("sector_bytes") {
             d.sector_bytes = self.uint(x, "$.disk.sector_bytes", 64, 1 << 16)?;

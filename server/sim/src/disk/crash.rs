@@ -1,12 +1,22 @@
 //! Power loss, and what it took, in words.
 //!
+//! A crash makes its choices first, each through `pick(n)` (an index below
+//! `n`, 0 meaning "it reached the disk"): under posix, whether each name
+//! change not made durable did anyway (a rename whole), and which of its
+//! recent sizes each file has; then, with torn writes, whether each dirty
+//! sector inside that size was written. A sweep draws them from the `disk`
+//! stream; `crash_states` enumerates them.
+//!
 //! Before the cache is thrown away, the crash compares the cache's tree with
 //! the durable one: names that were created but never made durable, renames
 //! and unlinks that are undone, files whose size reverts, and sectors lost or
 //! torn, each with its path. Then everything not durable goes.
-use super::{Disk, Ino, Kind, ROOT};
+use super::{Disk, Ino, Inode, Kind, ROOT};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The page cache's unit: the last page of a file is written whole.
+const PAGE_BYTES: usize = 4096;
 
 /// Bound on the losses a crash lists (the rest are counted).
 pub const LOSSES_MAX: usize = 64;
@@ -72,9 +82,13 @@ fn paths(disk: &Disk, durable: bool) -> BTreeMap<Ino, String> {
 }
 
 impl Disk {
-    /// Power loss: everything not durable is lost. With `torn`, each dirty
-    /// sector independently reaches the disk when `keep_sector()` says so.
-    pub fn crash(&mut self, torn: bool, mut keep_sector: impl FnMut() -> bool) -> CrashReport {
+    /// Power loss: everything not durable is lost, but for what the model
+    /// lets survive by chance, each chosen by `pick` (module docs). A kept
+    /// sector never lengthens a file: past the size on disk it is not there.
+    pub fn crash(&mut self, torn: bool, mut pick: impl FnMut(usize) -> usize) -> CrashReport {
+        if self.model.uncertain() {
+            self.choose_names(&mut pick);
+        }
         let before = paths(self, false);
         let durable = paths(self, true);
         let mut losses = Vec::new();
@@ -92,6 +106,7 @@ impl Disk {
             }
         }
         let sector = self.sector_bytes as usize;
+        let (uncertain, tears) = (self.model.uncertain(), torn && self.model.tears());
         let mut report = CrashReport::default();
         for (ino, inode) in self.inodes.iter_mut() {
             let Kind::File(f) = &mut inode.kind else {
@@ -102,22 +117,45 @@ impl Disk {
             };
             let (mut lost, mut kept) = (0u64, 0u64);
             let cache_size = f.data.len() as u64;
+            if uncertain {
+                // Any size the file had since its size was last durable: the
+                // latest first (0: it reached the disk), the durable one last.
+                let mut sizes: Vec<u64> = f.sizes_since.iter().rev().copied().filter(|s| *s != f.image.len()).collect();
+                sizes.dedup();
+                sizes.push(f.image.len());
+                if sizes.len() > 1 {
+                    let len = sizes[pick(sizes.len())];
+                    f.image.resize(&f.data, len, sector as u64, &Default::default());
+                }
+            }
+            let on_disk = f.image.len() as usize;
+            // The cache's last page reads as zeros past the end of the file,
+            // and is written out so (a truncate zeroes its tail block).
+            let page = PAGE_BYTES.max(sector);
+            let written_to = f.data.len().div_ceil(page) * page;
+            // A truncate not yet committed freed the blocks past the one it
+            // cut: what was written there since went to new blocks.
+            let in_place = f.truncated_to.map_or(on_disk, |t| (t as usize).div_ceil(page) * page).min(on_disk);
             for &s in f.dirty.iter() {
                 let start = s as usize * sector;
-                if torn && start < f.data.len() && keep_sector() {
-                    let end = (start + sector).min(f.data.len());
-                    let dest = f.misdirected.get(&s).map_or(start, |&to| to as usize * sector);
-                    f.image.write(&f.data, start as u64, end as u64, dest as u64, sector as u64);
-                    kept += 1;
-                } else {
+                let dest = f.misdirected.get(&s).map_or(start, |&to| to as usize * sector);
+                // Past the size on disk (or on freed blocks) nothing written shows.
+                if !tears || start >= written_to || dest >= in_place || pick(2) != 0 {
                     lost += 1;
+                    continue;
                 }
+                let n = sector.min(on_disk - dest);
+                let bytes: Vec<u8> = (start..start + n).map(|i| f.data.get(i).copied().unwrap_or(0)).collect();
+                f.image.overwrite(&f.data, dest as u64, &bytes, sector as u64);
+                kept += 1;
             }
             f.data = f.image.materialize(std::mem::take(&mut f.data), sector as u64);
             f.image = super::image::Image::matching(f.data.len() as u64);
             f.dirty.clear();
             f.misdirected.clear();
             f.pending_size = None;
+            f.truncated_to = None;
+            f.sizes_since.clear();
             f.truncated_to_zero = false;
             f.flush_on_commit = false;
             report.sectors_lost += lost;
@@ -141,6 +179,67 @@ impl Disk {
         losses.truncate(super::LOSSES_MAX);
         report.losses = losses;
         report
+    }
+
+    /// posix: each change of names not made durable (by a folder fsync) may
+    /// have reached the disk anyway. Changes that move the same inode (a
+    /// rename: a name gone here, a name made there, a file it replaced) are
+    /// one choice, so a rename survives whole or not at all.
+    fn choose_names(&mut self, pick: &mut impl FnMut(usize) -> usize) {
+        struct Change {
+            dir: Ino,
+            name: String,
+            now: Option<Ino>,
+        }
+        let mut changes: Vec<(Change, Vec<Ino>)> = Vec::new();
+        for (&dir, inode) in &self.inodes {
+            let Kind::Dir { entries, durable_entries } = &inode.kind else { continue };
+            let names: BTreeSet<&String> = entries.keys().chain(durable_entries.keys()).collect();
+            for name in names {
+                let (was, now) = (durable_entries.get(name).copied(), entries.get(name).copied());
+                if was != now {
+                    let inodes = was.into_iter().chain(now).collect();
+                    changes.push((Change { dir, name: name.clone(), now }, inodes));
+                }
+            }
+        }
+        // Group the changes that share an inode (a small union-find).
+        let mut group: Vec<usize> = (0..changes.len()).collect();
+        fn root(g: &mut [usize], mut i: usize) -> usize {
+            while g[i] != i {
+                g[i] = g[g[i]];
+                i = g[i];
+            }
+            i
+        }
+        let mut by_inode: BTreeMap<Ino, usize> = BTreeMap::new();
+        for (i, (_, inodes)) in changes.iter().enumerate() {
+            for ino in inodes {
+                match by_inode.get(ino) {
+                    Some(&j) => {
+                        let (a, b) = (root(&mut group, i), root(&mut group, j));
+                        group[a.max(b)] = a.min(b);
+                    }
+                    None => {
+                        by_inode.insert(*ino, i);
+                    }
+                }
+            }
+        }
+        let mut reached: BTreeMap<usize, bool> = BTreeMap::new();
+        for i in 0..changes.len() {
+            let g = root(&mut group, i);
+            let made_it = *reached.entry(g).or_insert_with(|| pick(2) == 0);
+            if made_it {
+                let c = &changes[i].0;
+                if let Some(Inode { kind: Kind::Dir { durable_entries, .. }, .. }) = self.inodes.get_mut(&c.dir) {
+                    match c.now {
+                        Some(ino) => durable_entries.insert(c.name.clone(), ino),
+                        None => durable_entries.remove(&c.name),
+                    };
+                }
+            }
+        }
     }
 
     /// Drops inodes no durable name reaches, and re-derives parent links

@@ -1,9 +1,11 @@
 //! Every tree a crash could leave: a crash's choices, enumerated.
 //!
-//! A crash with torn writes makes one choice per dirty sector it could keep
-//! (`Disk::crash` asks `keep_sector` once for each, in a fixed order). Here
-//! the disk is cloned and crashed once per combination of those choices, and
-//! each distinct resulting tree is kept: the set of states the file-system
+//! A crash makes its choices through `pick(n)` (`Disk::crash`): which name
+//! changes and sizes survive (posix), which dirty sectors were written (torn
+//! writes). Later choices can depend on earlier ones (a file's size decides
+//! which of its sectors can show), so the choices form a tree; here the disk
+//! is cloned and crashed once per leaf of that tree, walked in order, and
+//! each distinct resulting tree of files is kept: the set of states the file-system
 //! model allows at this moment. `seedfall crash-states` collects it at every
 //! moment of a run; the conformance check of docs/disk.md compares it with
 //! what a real file system left.
@@ -13,10 +15,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A moment with at most this many choices is enumerated whole (2^n crashes).
-pub const CHOICES_EXHAUSTIVE_MAX: u32 = 12;
-/// Crashes tried at a moment with more choices: every choice alone, every
-/// choice left out alone, none, all, and the rest drawn (a fixed sequence).
-pub const SAMPLED_CRASHES_MAX: usize = 4096;
+pub const CHOICES_EXHAUSTIVE_MAX: u32 = 16;
+/// Crashes tried at a moment with more choices: all 0, all last, and the
+/// rest drawn (a fixed sequence).
+pub const SAMPLED_CRASHES_MAX: usize = 1 << CHOICES_EXHAUSTIVE_MAX;
 /// Bound on the distinct trees kept per disk.
 pub const TREES_MAX: usize = 100_000;
 
@@ -70,47 +72,67 @@ impl Disk {
     pub fn crash_states(&self, now: VTime, out: &mut CrashStates) {
         let mut at = self.clone();
         at.tick(now);
-        let mut n = 0u32;
-        at.clone().crash(true, || {
-            n += 1;
-            false
-        });
         out.moments += 1;
-        out.choices_max = out.choices_max.max(n);
-        let choices: Vec<Vec<bool>> = if n <= CHOICES_EXHAUSTIVE_MAX {
-            (0u64..1 << n).map(|mask| (0..n).map(|i| mask & (1 << i) != 0).collect()).collect()
-        } else {
-            out.sampled_moments += 1;
-            let n = n as usize;
-            let mut c = vec![vec![false; n], vec![true; n]];
-            for i in 0..n {
-                c.push((0..n).map(|j| j == i).collect());
-                c.push((0..n).map(|j| j != i).collect());
+        // The first leaf (every choice 0) says how many choices there are
+        // at most along one path.
+        let mut path: Vec<(usize, usize)> = Vec::new();
+        let first = at.crash_along(&[], &mut path);
+        out.choices_max = out.choices_max.max(path.len() as u32);
+        let leaves: u128 = path.iter().map(|&(_, n)| n as u128).product();
+        self.keep_tree(first, now, out);
+        if path.len() as u32 <= CHOICES_EXHAUSTIVE_MAX && leaves <= 1 << CHOICES_EXHAUSTIVE_MAX {
+            // Depth first over the choice tree: the next leaf raises the
+            // last choice that has a next value and resets what follows.
+            let mut tried = 1usize;
+            while let Some(i) = path.iter().rposition(|&(c, n)| c + 1 < n) {
+                let mut prefix: Vec<usize> = path[..i].iter().map(|&(c, _)| c).collect();
+                prefix.push(path[i].0 + 1);
+                path.clear();
+                let tree = at.crash_along(&prefix, &mut path);
+                self.keep_tree(tree, now, out);
+                tried += 1;
+                if tried >= SAMPLED_CRASHES_MAX {
+                    out.sampled_moments += 1;
+                    return;
+                }
             }
-            let mut x = 0x9e37_79b9_7f4a_7c15 ^ self.ops;
-            while c.len() < SAMPLED_CRASHES_MAX {
-                c.push((0..n).map(|_| next(&mut x) & 1 == 1).collect());
-            }
-            c
-        };
-        for choice in choices {
-            let mut d = at.clone();
-            let mut i = 0;
-            d.crash(true, || {
-                let keep = choice.get(i).copied().unwrap_or(false);
-                i += 1;
-                keep
-            });
-            let entries = d.tree();
-            let key = tree_key(&entries);
-            if out.trees.contains_key(&key) {
-                continue;
-            }
-            if out.trees.len() >= TREES_MAX {
-                out.trees_dropped += 1;
-                continue;
-            }
-            out.trees.insert(key, CrashTree { entries, first_op: self.ops, first_ns: now.nanos() });
+            return;
         }
+        out.sampled_moments += 1;
+        let mut x = 0x9e37_79b9_7f4a_7c15 ^ self.ops;
+        for k in 1..SAMPLED_CRASHES_MAX {
+            // Every choice "reached the disk", every choice not, then drawn.
+            let mut d = at.clone();
+            d.crash(true, |n| match k {
+                1 => n - 1,
+                _ => (next(&mut x) % n as u64) as usize,
+            });
+            self.keep_tree(d.tree(), now, out);
+        }
+    }
+
+    /// Crashes a copy taking the choices in `prefix`, then 0 for the rest;
+    /// records each choice made and its count in `path`.
+    fn crash_along(&self, prefix: &[usize], path: &mut Vec<(usize, usize)>) -> Vec<TreeEntry> {
+        let mut d = self.clone();
+        d.crash(true, |n| {
+            let c = prefix.get(path.len()).copied().unwrap_or(0);
+            debug_assert!(c < n, "a choice keeps its count along one path");
+            path.push((c, n));
+            c
+        });
+        d.tree()
+    }
+
+    fn keep_tree(&self, entries: Vec<TreeEntry>, now: VTime, out: &mut CrashStates) {
+        let key = tree_key(&entries);
+        if out.trees.contains_key(&key) {
+            return;
+        }
+        if out.trees.len() >= TREES_MAX {
+            out.trees_dropped += 1;
+            return;
+        }
+        out.trees.insert(key, CrashTree { entries, first_op: self.ops, first_ns: now.nanos() });
     }
 }

@@ -40,6 +40,7 @@ impl Disk {
             return Err(errno::NOSPC);
         }
         let sector = self.sector_bytes;
+        let model = self.model;
         let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
         let held_before = f.held_bytes();
@@ -49,6 +50,7 @@ impl Disk {
             let old = f.data.len() as u64;
             Disk::mark_zeroed(f, old, offset, sector);
             grow_to(&mut f.data, end as usize);
+            Disk::grew(f, model, end);
         }
         f.data[offset as usize..end as usize].copy_from_slice(bytes);
         if !bytes.is_empty() {
@@ -73,7 +75,7 @@ impl Disk {
             return Err(errno::NOSPC);
         }
         let sector = self.sector_bytes;
-        let journaled = self.model == FsModel::Ext4;
+        let (model, journaled) = (self.model, self.model.commits());
         let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
         let held_before = f.held_bytes();
@@ -93,12 +95,36 @@ impl Disk {
             // A truncate is metadata: the journal carries it.
             f.pending_size = Some(size);
             f.truncated_to_zero |= size == 0;
+            if size < old {
+                f.truncated_to = Some(f.truncated_to.map_or(size, |t| t.min(size)));
+            }
+        }
+        if model.uncertain() {
+            f.note_size(size);
         }
         inode.mtime = now;
         let held_after = f.held_bytes();
         self.account(held_before, held_after, old, size);
         self.ops += 1;
         Ok(())
+    }
+
+    /// The cache grew to `end` by a write: what the size on disk does.
+    fn grew(f: &mut FileState, model: FsModel, end: u64) {
+        if model.uncertain() {
+            f.note_size(end);
+        }
+        if model.size_follows_tail_append() {
+            // ext4 allocates whole blocks: a write that ends inside a block
+            // the file already has on disk (not one a truncate will free)
+            // sets i_disksize now, and the next commit writes it, whether or
+            // not the data ever is.
+            let on_disk = f.pending_size.map_or(f.image.len(), |p| p.min(f.image.len()));
+            let allocated = on_disk.div_ceil(super::model::EXT4_BLOCK_BYTES) * super::model::EXT4_BLOCK_BYTES;
+            if end <= allocated {
+                f.pending_size = Some(f.pending_size.unwrap_or(f.image.len()).max(end));
+            }
+        }
     }
 
     /// The bytes `[lo, hi)` of the cache became zeros (a truncate, or a
@@ -137,8 +163,9 @@ impl Disk {
         }
     }
 
-    /// fsync: makes a file's data durable, or a directory's names (posix);
-    /// under ext4 any successful fsync also commits the journal.
+    /// fsync: makes a file's data and size durable, or a folder's names
+    /// (posix, btrfs); btrfs also logs the file's own names; under a journal
+    /// (ext4, xfs) any successful fsync also commits it.
     /// With `fail` the pages are marked clean unwritten and EIO returned.
     pub fn sync(&mut self, ino: Ino, fail: bool, now: VTime) -> Result<(), Errno> {
         self.ops += 1;
@@ -159,20 +186,29 @@ impl Disk {
                 Disk::write_out(f, sector);
                 // fsync makes the file's own metadata durable: its size too.
                 f.pending_size = None;
+                f.truncated_to = None;
+                f.sizes_since.clear();
                 let held_after = f.held_bytes();
                 self.account(held_before, held_after, size, size);
+                if model.fsync_logs_names() {
+                    self.log_names(ino);
+                }
             }
             Kind::Dir { entries, durable_entries } => {
                 if fail {
                     return Err(errno::IO);
                 }
-                if model == FsModel::Posix && mutation != Some(Mutation::DirFsyncIgnored) {
+                if model.dir_fsync_names() && mutation != Some(Mutation::DirFsyncIgnored) {
                     *durable_entries = entries.clone();
                     self.orphans_dirty |= !self.orphans.is_empty();
+                    if model.fsync_logs_names() {
+                        // btrfs logs a folder's own name with its entries.
+                        self.log_names(ino);
+                    }
                 }
             }
         }
-        if model == FsModel::Ext4 && mutation != Some(Mutation::JournalOnlyOnTimer) {
+        if model.journal() && mutation != Some(Mutation::JournalOnlyOnTimer) {
             self.commit(now);
         }
         Ok(())

@@ -174,6 +174,16 @@ impl Image {
         self.set_sector(data, s, sector, bytes);
     }
 
+    /// Sets the image's bytes at `dest` (a sector start) to `bytes`, inside
+    /// its length, keeping the rest of that sector: a torn write kept.
+    pub fn overwrite(&mut self, data: &[u8], dest: u64, bytes: &[u8], sector: u64) {
+        assert!(dest % sector == 0 && bytes.len() as u64 <= sector && dest + bytes.len() as u64 <= self.len, "an overwrite stays inside one sector of the image");
+        let s = dest / sector;
+        let mut b = self.sector_bytes(data, s, sector);
+        b[..bytes.len()].copy_from_slice(bytes);
+        self.set_sector(data, s, sector, b);
+    }
+
     /// The image as a whole file: what the cache becomes after a crash.
     pub fn materialize(&mut self, mut data: Vec<u8>, sector: u64) -> Vec<u8> {
         data.resize(self.len as usize, 0);

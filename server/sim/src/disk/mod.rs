@@ -38,10 +38,6 @@ pub use crash_states::{tree_key, CrashStates, CrashTree, TREES_MAX as CRASH_TREE
 pub use model::{FsModel, Mutation};
 pub use seed::TreeEntry;
 
-/// ext4's default journal commit interval (`commit=5`).
-pub fn model_commit_interval_default() -> u64 {
-    model::COMMIT_INTERVAL_DEFAULT_NS
-}
 
 use crate::vtime::VTime;
 use crate::wasi::errno::{self, Errno};
@@ -71,16 +67,40 @@ pub struct FileState {
     pub misdirected: BTreeMap<u64, u64>,
     /// Sectors the medium cannot read (latent sector errors) until rewritten.
     pub bad: BTreeSet<u64>,
-    /// ext4: the size a truncate set since the last journal commit.
+    /// ext4, xfs, btrfs: the size the next commit makes durable (a truncate,
+    /// or on ext4 an append inside an allocated block).
     pub pending_size: Option<u64>,
+    /// ext4, xfs, btrfs: the least size a truncate set since the last
+    /// commit. Its blocks past that were freed: what is written there since
+    /// lands on new blocks, which show only once a commit makes the size
+    /// durable, so a crash before it shows none of it.
+    pub truncated_to: Option<u64>,
     /// ext4: truncated to zero since the last commit (replace-via-truncate).
     pub truncated_to_zero: bool,
     /// ext4 (auto_da_alloc): write this file's dirty data out before the
     /// next journal commit.
     pub flush_on_commit: bool,
+    /// posix: every size the file had since its size was last durable (at
+    /// most `SIZES_SINCE_MAX`, the latest): a crash may leave any of them.
+    pub sizes_since: Vec<u64>,
 }
 
+/// Bound on the sizes a posix file remembers between fsyncs. A file that
+/// changes size more often keeps its latest sizes: a crash can then leave
+/// fewer of its lengths than a real file system could.
+pub const SIZES_SINCE_MAX: usize = 32;
+
 impl FileState {
+    fn note_size(&mut self, size: u64) {
+        if self.sizes_since.last() == Some(&size) {
+            return;
+        }
+        if self.sizes_since.len() >= SIZES_SINCE_MAX {
+            self.sizes_since.remove(0);
+        }
+        self.sizes_since.push(size);
+    }
+
     /// Host memory this file holds: its cache, and its image's shadow.
     pub fn held_bytes(&self) -> u64 {
         self.data.capacity() as u64 + self.image.held_bytes()
@@ -186,7 +206,7 @@ impl Disk {
             ino_next: ROOT + 1,
             sector_bytes,
             model,
-            commit_interval_ns: model::COMMIT_INTERVAL_DEFAULT_NS,
+            commit_interval_ns: model.commit_interval_default_ns(),
             last_commit: VTime::ZERO,
             mutation: None,
             ops: 0,

@@ -1,60 +1,141 @@
-//! File-system models: when names, truncates and data become durable.
+//! File-system models: when names, sizes and data become durable, and what
+//! a crash may keep of what is not. Each rule below was measured on the real
+//! kernel by the oracle (tests/oracle; docs/disk.md has the table):
 //!
-//! - `posix`: the strict reading of POSIX. A file's data and size are
-//!   durable after an fsync of that file; a name (create, mkdir, rename,
-//!   unlink, rmdir) only after an fsync of its parent directory. Nothing
-//!   else ever reaches the disk.
-//! - `ext4`: ext4 with its default ordered journal (`data=ordered`,
-//!   `auto_da_alloc`, `commit=5`). Metadata operations (create, mkdir,
-//!   rename, unlink, rmdir, truncate) go into one journal in the order they
-//!   were made; a commit makes all of them durable at once, so what survives
-//!   a crash is the namespace as of the last commit. A commit happens at
-//!   every successful fsync (of any file or directory) and every
-//!   `commit_interval` (5 s). File data still needs its own fsync, with the
-//!   two exceptions ext4 documents for delayed allocation (auto_da_alloc): a
-//!   file renamed over an existing file, and a file truncated to zero and
-//!   closed, have their data written out before the next commit.
+//! - `ext4` (`data=ordered`, `auto_da_alloc`, `commit=5`): metadata (names,
+//!   truncates, sizes) goes into one journal in the order it was made; a
+//!   commit (at every fsync, and every `commit_interval`) makes all of it
+//!   durable at once. A file's size on disk is the one the journal committed:
+//!   an append past it is invisible after a crash until a commit carries it,
+//!   and an append that ends inside the file's last allocated 4 KiB block
+//!   moves the committed size at once, so a commit of anything makes that
+//!   length durable over bytes never written (zeros). auto_da_alloc writes
+//!   the data of a file renamed over another, or truncated to zero and
+//!   closed, before the next commit.
+//! - `xfs`: one ordered log committed by every fsync (and every 30 s), as
+//!   ext4, but a file's size on disk moves only when its data is written, so
+//!   an unsynced append never shows as zeros, and a file renamed over another
+//!   without an fsync is empty after a crash (no replace-via-rename flush).
+//!   A file truncated to zero and closed is written out (`XFS_ITRUNCATED`).
+//! - `btrfs` (copy on write, log tree): an fsync makes durable the file's
+//!   data, size and its own names (and the folders leading to it), and
+//!   nothing of other files; a folder's fsync makes its names durable. A
+//!   crash never tears a write and never keeps data that was not synced.
+//!   The transaction commit (every 30 s) makes all names and truncates
+//!   durable.
+//! - `posix`: only what POSIX promises, the weakest of all: data and size
+//!   after an fsync of the file, a name after an fsync of its folder. Until
+//!   then a crash may keep each name change or not (a rename whole), and
+//!   leave a file at any length it had since its last fsync.
 //!
-//! Both tear unsynced writes at sector granularity (`crash`). docs/disk.md
-//! gives the rules with their sources.
+//! All but btrfs tear unsynced writes at sector granularity (`crash`).
 use super::{Disk, Ino, Kind};
 use crate::vtime::VTime;
 
 /// ext4's default journal commit interval (`commit=5`).
 pub const COMMIT_INTERVAL_DEFAULT_NS: u64 = 5_000_000_000;
+/// xfs's log and btrfs's transaction commit about every 30 s.
+pub const COMMIT_INTERVAL_30S_NS: u64 = 30_000_000_000;
+/// ext4 allocates whole blocks of this many bytes (what servers make).
+pub const EXT4_BLOCK_BYTES: u64 = 4096;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FsModel {
-    /// Names durable only after the parent directory's fsync.
+    /// Only what POSIX promises: names after a folder fsync, data after a
+    /// file fsync; anything else may or may not survive.
     Posix,
     /// An ordered metadata journal committed by any fsync.
     #[default]
     Ext4,
+    /// An ordered log committed by any fsync; sizes move with written data.
+    Xfs,
+    /// Copy on write: an fsync logs the file alone, nothing tears.
+    Btrfs,
 }
 
 impl FsModel {
+    /// Every model, the real file systems first (the order findings are
+    /// re-checked and labelled in).
+    pub const ALL: [FsModel; 4] = [FsModel::Ext4, FsModel::Xfs, FsModel::Btrfs, FsModel::Posix];
+
     pub fn name(self) -> &'static str {
         match self {
             FsModel::Posix => "posix",
             FsModel::Ext4 => "ext4",
+            FsModel::Xfs => "xfs",
+            FsModel::Btrfs => "btrfs",
         }
     }
-    pub const ALL: [FsModel; 2] = [FsModel::Ext4, FsModel::Posix];
+
+    /// How a label names it ("fails under xfs too").
+    pub fn label(self) -> &'static str {
+        match self {
+            FsModel::Posix => "strict POSIX",
+            m => m.name(),
+        }
+    }
 
     pub fn parse(s: &str) -> Option<FsModel> {
-        match s {
-            "posix" => Some(FsModel::Posix),
-            "ext4" => Some(FsModel::Ext4),
-            _ => None,
+        FsModel::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    /// One ordered journal (log) that every fsync commits whole.
+    pub fn journal(self) -> bool {
+        matches!(self, FsModel::Ext4 | FsModel::Xfs)
+    }
+
+    /// Truncates and names are also made durable by a periodic commit.
+    pub fn commits(self) -> bool {
+        matches!(self, FsModel::Ext4 | FsModel::Xfs | FsModel::Btrfs)
+    }
+
+    pub fn commit_interval_default_ns(self) -> u64 {
+        match self {
+            FsModel::Ext4 => COMMIT_INTERVAL_DEFAULT_NS,
+            FsModel::Xfs | FsModel::Btrfs => COMMIT_INTERVAL_30S_NS,
+            FsModel::Posix => 0,
         }
     }
-    /// The model a failure is re-checked under.
-    pub fn other(self) -> FsModel {
-        match self {
-            FsModel::Posix => FsModel::Ext4,
-            FsModel::Ext4 => FsModel::Posix,
-        }
+
+    /// ext4: an append ending inside an allocated block sets the size the
+    /// next commit writes (`ext4_da_write_end` updating `i_disksize`).
+    pub fn size_follows_tail_append(self) -> bool {
+        self == FsModel::Ext4
+    }
+
+    /// A file renamed over another has its data written before the commit
+    /// that makes the rename durable (ext4's auto_da_alloc).
+    pub fn flushes_on_rename_over(self) -> bool {
+        self == FsModel::Ext4
+    }
+
+    /// A file truncated to zero, written and closed has its data written
+    /// before the next commit (ext4's auto_da_alloc, xfs's `XFS_ITRUNCATED`).
+    pub fn flushes_on_close_after_truncate(self) -> bool {
+        matches!(self, FsModel::Ext4 | FsModel::Xfs)
+    }
+
+    /// A crash can keep some sectors of unsynced writes (btrfs copies on
+    /// write: a write is whole or absent, and absent until synced).
+    pub fn tears(self) -> bool {
+        self != FsModel::Btrfs
+    }
+
+    /// posix: a name change or a size not made durable may still survive.
+    pub fn uncertain(self) -> bool {
+        self == FsModel::Posix
+    }
+
+    /// btrfs: an fsync of a file makes its own names durable, and the folders
+    /// on its path.
+    pub fn fsync_logs_names(self) -> bool {
+        self == FsModel::Btrfs
+    }
+
+    /// A folder's fsync makes its names durable without a journal commit.
+    pub fn dir_fsync_names(self) -> bool {
+        matches!(self, FsModel::Posix | FsModel::Btrfs)
     }
 }
 
@@ -64,15 +145,17 @@ pub enum Mutation {
     /// fsync of a file returns success and writes nothing (and, under ext4,
     /// commits nothing).
     FsyncNoop,
-    /// posix: fsync of a directory returns success and makes no name durable.
+    /// posix, btrfs: fsync of a directory returns success and makes no name
+    /// durable.
     DirFsyncIgnored,
     /// O_SYNC / O_DSYNC writes stay in the cache like ordinary writes.
     OSyncIgnored,
-    /// ext4: fsync writes the file's data but commits no journal: names and
-    /// truncates become durable only at the periodic commit.
+    /// ext4, xfs: fsync writes the file's data but commits no journal:
+    /// names and truncates become durable only at the periodic commit.
     JournalOnlyOnTimer,
-    /// ext4: no auto_da_alloc: a replace-via-rename or replace-via-truncate
-    /// does not write the new data out first.
+    /// ext4, xfs: no auto_da_alloc (no flush on close after a truncate):
+    /// a replace-via-rename or replace-via-truncate does not write the new
+    /// data out first.
     NoAutoDaAlloc,
 }
 
@@ -87,8 +170,9 @@ impl Mutation {
     pub fn applies_to(self, model: FsModel) -> bool {
         match self {
             Mutation::FsyncNoop | Mutation::OSyncIgnored => true,
-            Mutation::DirFsyncIgnored => model == FsModel::Posix,
-            Mutation::JournalOnlyOnTimer | Mutation::NoAutoDaAlloc => model == FsModel::Ext4,
+            Mutation::DirFsyncIgnored => model.dir_fsync_names(),
+            Mutation::JournalOnlyOnTimer => model.journal(),
+            Mutation::NoAutoDaAlloc => model.flushes_on_close_after_truncate(),
         }
     }
 
@@ -104,11 +188,11 @@ impl Mutation {
 }
 
 impl Disk {
-    /// ext4: commits the journal: files flagged by auto_da_alloc write their
-    /// data out first (ordered mode), then every metadata operation so far
-    /// becomes durable at once.
+    /// A commit (ext4's journal, xfs's log, btrfs's transaction): files
+    /// flagged for a write-out write their data first (ordered mode), then
+    /// every name change and size so far becomes durable at once.
     pub(super) fn commit(&mut self, now: VTime) {
-        debug_assert_eq!(self.model, FsModel::Ext4, "only a journal commits");
+        debug_assert!(self.model.commits(), "{} has no commit", self.model.name());
         let sector = self.sector_bytes as usize;
         for inode in self.inodes.values_mut() {
             match &mut inode.kind {
@@ -120,6 +204,7 @@ impl Disk {
                         Disk::write_out(f, sector);
                     }
                     f.truncated_to_zero = false;
+                    f.truncated_to = None;
                 }
                 Kind::Dir { entries, durable_entries } => *durable_entries = entries.clone(),
             }
@@ -129,19 +214,19 @@ impl Disk {
         self.last_commit = now;
     }
 
-    /// ext4: the periodic commit, when its interval has passed. Called before
-    /// each host call of the disk's node and before a crash, so every
-    /// operation made before the commit moment is in it.
+    /// The periodic commit, when its interval has passed. Called before each
+    /// host call of the disk's node and before a crash, so every operation
+    /// made before the commit moment is in it.
     pub fn tick(&mut self, now: VTime) {
-        if self.model == FsModel::Ext4 && self.commit_interval_ns > 0 && now.nanos() >= self.last_commit.nanos().saturating_add(self.commit_interval_ns) {
+        if self.model.commits() && self.commit_interval_ns > 0 && now.nanos() >= self.last_commit.nanos().saturating_add(self.commit_interval_ns) {
             self.commit(now);
         }
     }
 
-    /// The file was closed: ext4 writes a replace-via-truncate's data out
-    /// before the next commit (auto_da_alloc).
+    /// The file was closed: a replace-via-truncate's data is written out
+    /// before the next commit (ext4's auto_da_alloc, xfs).
     pub fn closed(&mut self, ino: Ino) {
-        if self.model != FsModel::Ext4 || self.mutation == Some(Mutation::NoAutoDaAlloc) {
+        if !self.model.flushes_on_close_after_truncate() || self.mutation == Some(Mutation::NoAutoDaAlloc) {
             return;
         }
         if let Ok(f) = self.file_mut(ino) {
@@ -154,11 +239,42 @@ impl Disk {
     /// A file was renamed over an existing file: ext4 writes its data out
     /// before the commit that makes the rename durable (auto_da_alloc).
     pub(super) fn replaced_via_rename(&mut self, ino: Ino) {
-        if self.model != FsModel::Ext4 || self.mutation == Some(Mutation::NoAutoDaAlloc) {
+        if !self.model.flushes_on_rename_over() || self.mutation == Some(Mutation::NoAutoDaAlloc) {
             return;
         }
         if let Ok(f) = self.file_mut(ino) {
             f.flush_on_commit = true;
         }
+    }
+
+    /// btrfs: an fsync of `ino` makes its name durable where it is now (and
+    /// drops a durable name it had elsewhere), and the name of every folder
+    /// on its path.
+    pub(super) fn log_names(&mut self, ino: Ino) {
+        let mut links = Vec::new();
+        let mut cur = ino;
+        for _ in 0..=super::PATH_DEPTH_MAX * 4 {
+            if cur == super::ROOT {
+                break;
+            }
+            let Ok(i) = self.inode(cur) else { return };
+            if i.parent == super::UNLINKED {
+                return;
+            }
+            links.push((i.parent, i.name.clone(), cur));
+            cur = i.parent;
+        }
+        for (dir, name, child) in links {
+            // The child's old durable name goes with the new one (a rename).
+            for inode in self.inodes.values_mut() {
+                if let Kind::Dir { durable_entries, .. } = &mut inode.kind {
+                    durable_entries.retain(|_, i| *i != child);
+                }
+            }
+            if let Ok(Kind::Dir { durable_entries, .. }) = self.inode_mut(dir).map(|i| &mut i.kind) {
+                durable_entries.insert(name, child);
+            }
+        }
+        self.note_orphans_may_go();
     }
 }

@@ -163,7 +163,7 @@ impl World {
         assert!(self.nodes[node_idx].alive(), "only a live node can crash");
         self.disks[node_idx].tick(self.now);
         let streams = &mut self.streams;
-        let report = self.disks[node_idx].crash(torn, || streams.below(Stream::Disk, 2) == 0);
+        let report = self.disks[node_idx].crash(torn, |n| streams.below(Stream::Disk, n as u64) as usize);
         let n = &mut self.nodes[node_idx];
         n.status = Status::Crashed;
         n.generation += 1;
