@@ -34,6 +34,9 @@ pub struct NodeLocal {
     /// Set by a host call in which the node crashed: the call then ends the
     /// node's `_start` instead of returning to it.
     pub crashed: bool,
+    /// A write on an O_SYNC/O_DSYNC descriptor left its sync to be waited
+    /// for once the host call returns (`wasi::fd::finish_sync_write`).
+    pub sync_after_write: Option<u64>,
     /// Files mapped into this instance's memory (`wasi::mmap`).
     pub mappings: Vec<crate::wasi::mmap::Mapping>,
     /// Host work since the node last blocked (`wasi::work`).
@@ -86,6 +89,7 @@ impl NodeLocal {
             antithesis: LineBuffer::default(),
             memory_bytes_max: memory_bytes_max as usize,
             crashed: false,
+            sync_after_write: None,
             coverage: None,
             mappings: Vec::new(),
             work: crate::wasi::work::Work::default(),

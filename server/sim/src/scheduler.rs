@@ -380,8 +380,15 @@ fn fail(w: &mut World, idx: usize, kind: FailureKind, message: String, location:
 /// A folder the node tried to use that its disk never had, still does not
 /// have, and that the failure's message names: the likely reason for the
 /// failure, and how to seed it.
+/// A failure that names no path but says "not found", in its message or
+/// on stderr (Rust's `Os { code: 44, kind: NotFound, .. }` prints no path),
+/// takes the last such folder.
 fn missing_dir_hint(w: &World, idx: usize, message: &str) -> Option<String> {
-    let dir = w.nodes[idx].missing_dirs.iter().find(|d| message.contains(d.as_str()) && w.disks[idx].lookup(crate::disk::ROOT, d).is_err())?;
+    let missing = |d: &&String| w.disks[idx].lookup(crate::disk::ROOT, d).is_err();
+    let dirs = &w.nodes[idx].missing_dirs;
+    let says_not_found = |text: &str| ["NotFound", "No such file or directory", "ENOENT", "code: 44"].iter().any(|s| text.contains(s));
+    let not_found = says_not_found(message) || w.nodes[idx].stderr_tail.iter().any(|l| says_not_found(l));
+    let dir = dirs.iter().find(|d| message.contains(d.as_str()) && missing(d)).or_else(|| dirs.iter().rev().find(|d| not_found && missing(d)))?;
     let node = w.nodes[idx].name.split('#').next().unwrap_or(&w.nodes[idx].name);
     Some(format!("{dir} does not exist on {}'s disk (the disk starts empty); to start with it, add \"disk\": {{\"dirs\": [\"{dir}\"]}} to node \"{node}\" in the config, and a file the program reads there (a config file) from the host with \"disk\": {{\"files\": {{\"{dir}/NAME\": \"PATH-ON-THE-HOST\"}}}} (docs/config.md#a-nodes-own-disk-nodesidisk)", w.nodes[idx].name))
 }

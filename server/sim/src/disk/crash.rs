@@ -146,6 +146,12 @@ impl Disk {
                 }
                 let n = sector.min(on_disk - dest);
                 let bytes: Vec<u8> = (start..start + n).map(|i| f.data.get(i).copied().unwrap_or(0)).collect();
+                // A sector whose bytes inside the size on disk did not
+                // change (an append's sector past that size) kept nothing.
+                if !f.image.differs(&f.data, dest as u64, &bytes, sector as u64) {
+                    lost += 1;
+                    continue;
+                }
                 f.image.overwrite(&f.data, dest as u64, &bytes, sector as u64);
                 kept += 1;
             }

@@ -174,6 +174,14 @@ impl Image {
         self.set_sector(data, s, sector, bytes);
     }
 
+    /// Whether writing `bytes` at `dest` (inside one sector) would change
+    /// what the image holds there.
+    pub fn differs(&self, data: &[u8], dest: u64, bytes: &[u8], sector: u64) -> bool {
+        let at = (dest % sector) as usize;
+        let have = self.sector_bytes(data, dest / sector, sector);
+        have.get(at..at + bytes.len()) != Some(bytes)
+    }
+
     /// Sets the image's bytes at `dest` (a sector start) to `bytes`, inside
     /// its length, keeping the rest of that sector: a torn write kept.
     pub fn overwrite(&mut self, data: &[u8], dest: u64, bytes: &[u8], sector: u64) {

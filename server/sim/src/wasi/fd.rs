@@ -84,9 +84,9 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
             let ops_after = cx.world.disks[idx].ops;
             cx.world.after_disk_ops(idx, ops_before, ops_after);
             if sync && cx.world.nodes[idx].alive() && disk_mutation(cx) != Some(crate::disk::Mutation::OSyncIgnored) {
-                let latency = cx.world.fsync_latency();
-                cx.world.advance(latency);
-                cx.world.fsync(idx, ino)?;
+                // The sync is waited for like an fsync once this call
+                // returns, so a crash due meanwhile lands before it.
+                cx.node.sync_after_write = Some(ino);
             }
             Ok(n)
         }
@@ -354,6 +354,24 @@ pub async fn fd_sync(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd
         Ok(None) => Ok(0),
         Err(e) => Ok(i32::from(e)),
     }
+}
+
+/// After a write: the sync an O_SYNC/O_DSYNC descriptor asked for, waited
+/// for as an fsync is (other nodes run meanwhile; a crash then means it
+/// never took effect). A failed sync fails the write with its errno.
+pub async fn finish_sync_write(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, code: i32) -> wasmtime::Result<i32> {
+    let Some(ino) = caller.data_mut().local.sync_after_write.take() else { return Ok(code) };
+    if code != 0 {
+        return Ok(code);
+    }
+    sync_ino(caller, ino).await
+}
+
+/// pwrite, then its O_SYNC wait.
+pub async fn fd_pwrite_async(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, offset: u64, nwritten: u32) -> wasmtime::Result<i32> {
+    let e = super::host(caller, |cx| fd_pwrite(cx, fd, iovs, iovs_len, offset, nwritten));
+    super::link::crashed(caller)?;
+    finish_sync_write(caller, i32::from(e)).await
 }
 
 /// Waits `fsync_latency`, then syncs `ino` (what fsync and msync(MS_SYNC) do).

@@ -54,7 +54,6 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     wasi_fn!(l, n, "clock_res_get", |cx, id: i32, out: i32| clock::clock_res_get(cx, id as u32, out as u32));
     wasi_fn!(l, n, "random_get", |cx, buf: i32, len: i32| proc::random_get(cx, buf as u32, len as u32));
 
-    wasi_fn!(l, n, "fd_pwrite", |cx, f: i32, i: i32, c: i32, off: i64, o: i32| fd::fd_pwrite(cx, f as u32, i as u32, c as u32, off as u64, o as u32));
     wasi_fn!(l, n, "fd_pread", |cx, f: i32, i: i32, c: i32, off: i64, o: i32| fd::fd_pread(cx, f as u32, i as u32, c as u32, off as u64, o as u32));
     wasi_fn!(l, n, "fd_seek", |cx, f: i32, d: i64, w: i32, o: i32| fd::fd_seek(cx, f as u32, d, w as u8, o as u32));
     wasi_fn!(l, n, "fd_tell", |cx, f: i32, o: i32| fd::fd_tell(cx, f as u32, o as u32));
@@ -90,6 +89,10 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     n.insert("fd_read");
     l.func_wrap_async(WASI, "fd_read", |mut caller: Caller<'_, NodeCtx>, (f, i, c, o): (i32, i32, i32, i32)| {
         Box::new(async move { sock::fd_read(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
+    })?;
+    n.insert("fd_pwrite");
+    l.func_wrap_async(WASI, "fd_pwrite", |mut caller: Caller<'_, NodeCtx>, (f, i, c, off, o): (i32, i32, i32, i64, i32)| {
+        Box::new(async move { fd::fd_pwrite_async(&mut caller, f as u32, i as u32, c as u32, off as u64, o as u32).await })
     })?;
     n.insert("fd_write");
     l.func_wrap_async(WASI, "fd_write", |mut caller: Caller<'_, NodeCtx>, (f, i, c, o): (i32, i32, i32, i32)| {

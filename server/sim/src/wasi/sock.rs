@@ -428,5 +428,6 @@ pub async fn fd_read(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_
 }
 
 pub async fn fd_write(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, Wait::Send, |cx| super::fd::fd_write(cx, fd, iovs, iovs_len, nwritten)).await
+    let code = blocking(caller, fd, Wait::Send, |cx| super::fd::fd_write(cx, fd, iovs, iovs_len, nwritten)).await?;
+    super::fd::finish_sync_write(caller, code).await
 }

@@ -7,6 +7,15 @@ fn main() {
             let worker = std::thread::spawn(|| 1 + 1);
             println!("{}", worker.join().unwrap());
         }
+        // A log in a folder the disk does not have; the error, as Rust's
+        // Debug prints it, names no path.
+        Some("acks") => {
+            let f = std::fs::OpenOptions::new().create(true).append(true).open("/var/lib/acks/log");
+            if let Err(e) = f {
+                eprintln!("acks: {e:?}");
+                std::process::exit(1);
+            }
+        }
         other => {
             eprintln!("unknown mode {other:?}");
             std::process::exit(2);
