@@ -92,7 +92,15 @@ pub fn main(a: CrashStatesArgs) -> i32 {
     println!("seedfall crash-states: {}, seed {}", a.run.config.display(), outcome.seed);
     for n in &nodes {
         let sampled = if n.sampled_moments > 0 { format!("; {} moments had too many choices to try all, and were sampled", n.sampled_moments) } else { String::new() };
-        println!("{} ({}): {} trees a crash could leave, over {} moments (at most {} choices at once{sampled})", n.node, n.model, n.trees.len(), n.moments, n.choices_max);
+        let plural = |k: u64, one: &str, many: &str| if k == 1 { format!("{k} {one}") } else { format!("{k} {many}") };
+        println!(
+            "{} ({}): {} a crash could leave, over {} (at most {} at one moment{sampled})",
+            n.node,
+            n.model,
+            plural(n.trees.len() as u64, "tree", "trees"),
+            plural(n.moments, "moment", "moments"),
+            plural(n.choices_max as u64, "choice", "choices")
+        );
         for (i, t) in n.trees.iter().enumerate() {
             println!("  tree {} (first after disk op {}, t={}):", i + 1, t.first_op, VTime(t.first_ns));
             if t.entries.is_empty() {
