@@ -138,44 +138,39 @@ fn ledger_example_finds_its_interleaving_bug() {
     assert!(out["failures"][0]["nodes"][0]["message"].as_str().unwrap().contains("overdrawn"));
 }
 
-/// walkv runs the unmodified github.com/rosedblabs/wal: the torn-tail loss is
-/// found under ext4 and shrinks to a torn crash and a restart, strict POSIX
-/// loses the whole log, and the service's fix passes under both models.
+/// walkv runs the unmodified github.com/rosedblabs/wal: on ext4 (and, by the
+/// re-check of the posix finding, on xfs and btrfs) every acknowledged write
+/// survives, as on the real kernel; under strict POSIX a segment whose folder
+/// was never fsynced is lost, and one crash shows it; the service's fix
+/// passes under both.
 #[test]
-fn walkv_finds_the_writes_rosedblabs_wal_loses_after_a_torn_chunk() {
+fn walkv_keeps_its_writes_on_real_file_systems_and_loses_them_under_strict_posix() {
     let out = seedfall(&["run", "-c", "examples/walkv/seedfall.json", "-seeds", "1-60", "-json"]);
-    assert_eq!(out.code, 1, "{}", out.stderr);
     let out = json(&out);
-    let failures = out["failures"].as_array().unwrap();
-    assert!(failures.len() >= 3, "{} failures", failures.len());
-    for f in failures {
-        assert_eq!(f["nodes"][0]["message"], "acknowledged writes are readable after a restart", "{f}");
-        assert_eq!(f["model"]["found_under"], "ext4", "{f}");
-    }
-    let seed21 = failures.iter().find(|f| f["seed"] == 21).expect("seed 21 fails, as the README says");
-    assert_eq!(seed21["model"]["fails_under_other"], true, "fails under strict POSIX too: {seed21}");
-
-    let shrink = seedfall(&["shrink", "-c", "examples/walkv/seedfall.json", "-seed", "21"]);
-    assert_eq!(shrink.code, 0, "{}", shrink.stderr);
-    assert!(shrink.stdout.contains("faults before the failure (2):"), "{}", shrink.stdout);
-    let torn = shrink.stdout.lines().filter(|l| l.contains("crash kv during disk op") && l.contains("torn writes")).count();
-    assert_eq!(torn, 1, "one torn crash loses the tail: {}", shrink.stdout);
+    assert_eq!(out["failed"], 0, "no real file system's model loses a write: {out}");
+    let props = out["properties"].as_array().unwrap();
+    let check = props.iter().find(|p| p["message"] == "acknowledged writes are readable after a restart").unwrap();
+    assert_eq!(check["runs_hit"], 60, "{check}");
 
     let posix = json(&seedfall(&["run", "-c", "examples/walkv/seedfall.posix.json", "-seeds", "1-20", "-json"]));
     let failures = posix["failures"].as_array().unwrap();
-    assert_eq!(failures.len(), 20, "every seed loses the never-synced log directory");
-    assert!(failures.iter().all(|f| f["model"]["found_under"] == "posix" && f["model"]["fails_under_other"] == false), "only strict POSIX loses it: {posix}");
+    assert!(failures.len() >= 10, "most seeds lose a segment never made durable: {}", failures.len());
+    for f in failures {
+        assert_eq!(f["model"]["found_under"], "posix", "{f}");
+        assert_eq!(f["model"]["label"], "only under strict POSIX (portable durability): not on ext4, xfs or btrfs", "{f}");
+    }
+    let shrink = seedfall(&["shrink", "-c", "examples/walkv/seedfall.posix.json", "-seed", &failures[0]["seed"].to_string()]);
+    assert_eq!(shrink.code, 0, "{}", shrink.stderr);
+    assert!(shrink.stdout.contains("faults before the failure (1):"), "one crash shows it: {}", shrink.stdout);
 
     for (cfg, seeds) in [("examples/walkv/seedfall.fixed.json", "1-200"), ("examples/walkv/seedfall.fixed.posix.json", "1-100")] {
-        let fixed = seedfall(&["run", "-c", cfg, "-seeds", seeds, "-json"]);
-        assert_eq!(fixed.code, 0, "{cfg}: {}", fixed.stdout);
-        let fixed = json(&fixed);
+        let fixed = json(&seedfall(&["run", "-c", cfg, "-seeds", seeds, "-json"]));
+        assert_eq!(fixed["failed"], 0, "{cfg}: {fixed}");
         let props = fixed["properties"].as_array().unwrap();
         let check = props.iter().find(|p| p["message"] == "acknowledged writes are readable after a restart").unwrap();
         assert!(check["runs_hit"].as_u64().unwrap() >= 100, "{cfg}: {check}");
-        if cfg.ends_with("fixed.json") {
-            let cut = props.iter().find(|p| p["message"] == "a torn chunk was cut before writing again").unwrap();
-            assert!(cut["runs_hit"].as_u64().unwrap() > 0, "the fix ran: {cut}");
-        }
+        // A torn chunk is a state only strict POSIX leaves: the cut runs there.
+        let cut = props.iter().find(|p| p["message"] == "a torn chunk was cut before writing again").unwrap();
+        assert_eq!(cut["runs_hit"].as_u64().unwrap() > 0, cfg.ends_with("fixed.posix.json"), "{cfg}: {cut}");
     }
 }
