@@ -220,7 +220,6 @@ fn first_run_failures_say_what_happened_and_what_to_do() {
     assert!(f["hint"].as_str().unwrap().contains("wasm32-wasip1 has no threads"), "{f}");
     // A Rust error that names no path (`Os { code: 44, kind: NotFound }`).
     let f = first_failure(&firstrun("teach-rust-enoent", r#"{ "name": "app", "cargo": $RUST, "args": ["acks"] }"#));
-    assert!(f["message"].as_str().unwrap().contains("NotFound"), "{f}");
     assert!(f["hint"].as_str().unwrap_or("").contains(r#"add "disk": {"dirs": ["/var/lib/acks"]}"#), "{f}");
 }
 

@@ -24,7 +24,7 @@ pub struct FailureView {
     pub details: Option<String>,
     pub kind: String,
     pub time_ns: u64,
-    /// "found under ext4; fails under strict POSIX too" (summary v2 on).
+    /// "found under ext4; holds on ext4, xfs and btrfs" (summary v2 on).
     pub durability: Option<String>,
     /// What seedfall thinks went wrong, when it can tell.
     pub hint: Option<String>,
