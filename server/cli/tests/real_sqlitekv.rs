@@ -48,7 +48,7 @@ fn wal_inserts_survive_under_strict_posix_thanks_to_the_directory_fsync() {
 }
 
 #[test]
-fn rollback_journal_with_synchronous_full_loses_the_last_commit_under_every_model() {
+fn rollback_journal_with_synchronous_full_loses_the_last_commit_on_ext4_and_xfs() {
     let cfg = "examples/sqlitekv/seedfall.delete.json";
     let out = seedfall(&["run", "-c", cfg, "-seeds", "1-40", "-json"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
@@ -57,7 +57,11 @@ fn rollback_journal_with_synchronous_full_loses_the_last_commit_under_every_mode
     assert!(failures.len() >= 10, "{} of 40 seeds fail", failures.len());
     for f in failures {
         assert_eq!(f["nodes"][0]["message"], CHECK, "{f}");
-        assert_eq!(f["model"]["label"], "holds on ext4, xfs and btrfs", "{f}");
+        // ext4 and xfs commit the journal's unlink only with a later
+        // journal commit; btrfs logs the new journal's name with its fsync,
+        // which on some schedules makes the old unlink durable too.
+        let label = f["model"]["label"].as_str().unwrap_or_default();
+        assert!(label == "holds on ext4, xfs and btrfs" || label == "holds on ext4 and xfs; not on btrfs", "{f}");
         // Exactly the last acknowledged insert is gone: a rolled-back commit.
         let details: serde_json::Value = serde_json::from_str(f["nodes"][0]["details"].as_str().unwrap()).unwrap();
         let acked: u64 = details["acknowledged"].as_str().unwrap().parse().unwrap();
