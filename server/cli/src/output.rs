@@ -340,7 +340,8 @@ fn event_text_raw(kind: &seedfall_sim::trace::EventKind) -> String {
         EventKind::SetupComplete => "setup complete".into(),
         EventKind::Fault { fault } => format!("fault: {}", fault.describe()),
         EventKind::Branch { streams } => format!("branch: re-keyed {}", streams.join(",")),
-        EventKind::Crash { sectors_lost, sectors_torn_kept, lost, lost_more } => {
+        EventKind::Crash { kill: true, .. } => "killed: the process died; the machine kept every write it made".into(),
+        EventKind::Crash { sectors_lost, sectors_torn_kept, lost, lost_more, .. } => {
             let mut text = format!("crashed: {sectors_lost} unsynced sectors lost, {sectors_torn_kept} torn sectors kept");
             if !lost.is_empty() {
                 const SHOWN: usize = 6;

@@ -38,6 +38,26 @@ fn unsynced_write_is_lost_synced_write_kept() {
 }
 
 #[test]
+fn a_kill_takes_the_process_and_the_disk_keeps_every_write() {
+    // A kill takes the process only: the unsynced write and the rename
+    // without a folder fsync are both still there after the restart.
+    let mut kill = crash_at(100);
+    kill["kill"] = json!(true);
+    let r = replay_with(&disk_config("kill", "unsynced", ""), json!([kill.clone()]));
+    assert!(printed(&r).contains(&"after crash: \"synced unsynced\"".to_string()), "{:?}", printed(&r));
+    let crash = r["events"].as_array().unwrap().iter().find(|e| e["event"] == "crash").unwrap().clone();
+    assert_eq!(crash["kill"], true, "{crash}");
+    assert_eq!(crash["sectors_lost"], 0, "{crash}");
+    let r = replay_with(&disk_config("kill-rename", "rename", ""), json!([kill]));
+    assert!(printed(&r).contains(&"after crash: final=true tmp=false".to_string()), "{:?}", printed(&r));
+    // A drawn mix: with "kill": 1 every crash is a kill, recorded as one.
+    let cfg = disk_config("kill-rate", "osync", r#""faults": { "crash": { "rate": 20, "restart_after": "1ms-20ms", "kill": 1 } },"#);
+    let r = json(&seedfall(&["replay", "-c", cfg.to_str().unwrap(), "-seed", "1", "-json"]));
+    let faults: Vec<&Value> = r["events"].as_array().unwrap().iter().filter(|e| e["event"] == "fault").collect();
+    assert!(!faults.is_empty() && faults.iter().all(|f| f["fault"]["kill"] == true), "{faults:?}");
+}
+
+#[test]
 fn rename_without_directory_fsync_is_undone() {
     let r = replay_with(&disk_config("rename", "rename", ""), json!([crash_at(100)]));
     assert!(printed(&r).contains(&"after crash: final=false tmp=true".to_string()), "{:?}", printed(&r));

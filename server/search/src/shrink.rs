@@ -130,16 +130,16 @@ fn simpler(f: &Fault, failure_ns: u64) -> Vec<Fault> {
                 }
             }
         }
-        Fault::Crash { node, at_ns, disk_op, restart_after_ns: Some(d), torn } => {
+        Fault::Crash { node, at_ns, disk_op, restart_after_ns: Some(d), torn, kill } => {
             if torn {
-                out.push(Fault::Crash { node: node.clone(), at_ns, disk_op, restart_after_ns: Some(d), torn: false });
+                out.push(Fault::Crash { node: node.clone(), at_ns, disk_op, restart_after_ns: Some(d), torn: false, kill });
             }
             if d >= 2 * RESTART_NS_MIN {
-                out.push(Fault::Crash { node, at_ns, disk_op, restart_after_ns: Some(d / 2), torn });
+                out.push(Fault::Crash { node, at_ns, disk_op, restart_after_ns: Some(d / 2), torn, kill });
             }
         }
-        Fault::Crash { node, at_ns, disk_op, restart_after_ns, torn: true } => {
-            out.push(Fault::Crash { node, at_ns, disk_op, restart_after_ns, torn: false });
+        Fault::Crash { node, at_ns, disk_op, restart_after_ns, torn: true, kill } => {
+            out.push(Fault::Crash { node, at_ns, disk_op, restart_after_ns, torn: false, kill });
         }
         _ => {}
     }

@@ -16,8 +16,9 @@ pub const PLANNED_MAX: usize = 100_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Planned {
-    /// Crash now, or (with `during_disk_op`) inside the node's next disk op.
-    Crash { node_idx: usize, during_disk_op: bool, restart_after_ns: Option<u64> },
+    /// Crash now, or (with `during_disk_op`) inside the node's next disk op;
+    /// with `kill`, the process dies and the machine keeps its page cache.
+    Crash { node_idx: usize, during_disk_op: bool, restart_after_ns: Option<u64>, kill: bool },
     Pause { node_idx: usize, duration_ns: u64 },
     Skew { node_idx: usize, rate_ppm: u64, duration_ns: u64 },
     Jump { node_idx: usize, delta_ns: i64 },
@@ -118,7 +119,10 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams, from: VTime)
             for at in arrivals(streams, c.rate, from, config.duration) {
                 let during_disk_op = c.during_disk_op > 0.0 && (streams.next_u64(Stream::Faults) as f64) < c.during_disk_op * (u64::MAX as f64);
                 let restart_after_ns = c.restart_after.map(|s| span(streams, s));
-                out.push((at, Planned::Crash { node_idx, during_disk_op, restart_after_ns }));
+                // Drawn only when configured, so plans without kills draw
+                // what they always drew.
+                let kill = c.kill > 0.0 && (streams.next_u64(Stream::Faults) as f64) < c.kill * (u64::MAX as f64);
+                out.push((at, Planned::Crash { node_idx, during_disk_op, restart_after_ns, kill }));
             }
         }
     }

@@ -71,7 +71,9 @@ pub enum Fault {
     /// Power loss on `node` at `at_ns`, or, with `disk_op`, inside its disk
     /// operation number `disk_op` (counted from 1 over the disk's life).
     /// Unsynced data is lost (torn at sector granularity when `torn`); the
-    /// node restarts `restart_after_ns` later, or never.
+    /// node restarts `restart_after_ns` later, or never. With `kill`, only
+    /// the process dies (`kill -9`): the machine stays up, so its page cache,
+    /// every write the process made, survives (and stays unsynced).
     Crash {
         node: String,
         at_ns: u64,
@@ -81,6 +83,8 @@ pub enum Fault {
         restart_after_ns: Option<u64>,
         #[serde(default)]
         torn: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        kill: bool,
     },
     /// The node's fsync number `sync` (from 1) fails with EIO (fsyncgate).
     FsyncEio { node: String, sync: u64, at_ns: u64 },
@@ -213,14 +217,15 @@ impl Fault {
     pub fn describe(&self) -> String {
         use crate::vtime::VTime;
         match self {
-            Fault::Crash { node, at_ns, disk_op, restart_after_ns, torn } => {
+            Fault::Crash { node, at_ns, disk_op, restart_after_ns, torn, kill } => {
                 let during = disk_op.map(|n| format!(" during disk op #{n}")).unwrap_or_default();
-                let torn = if *torn { ", torn writes" } else { "" };
+                let torn = if *torn && !*kill { ", torn writes" } else { "" };
+                let verb = if *kill { "kill" } else { "crash" };
                 let restart = match restart_after_ns {
                     Some(d) => format!(", restart at {}", VTime(at_ns + d)),
                     None => ", no restart".into(),
                 };
-                format!("crash {node}{during}{torn}{restart}")
+                format!("{verb} {node}{during}{torn}{restart}")
             }
             Fault::FsyncEio { node, sync, .. } => format!("fsync EIO on {node} (fsync #{sync})"),
             Fault::Pause { node, duration_ns, .. } => format!("pause {node} for {}", VTime(*duration_ns)),

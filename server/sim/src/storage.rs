@@ -63,9 +63,9 @@ impl World {
         }
         self.note_crash_states(node_idx);
         let node = self.nodes[node_idx].name.clone();
-        if let Some(restart_after_ns) = self.faults.crash_armed.remove(&node_idx) {
-            let torn = self.faults.families.torn_writes;
-            let fault = Fault::Crash { node, at_ns: self.now.nanos(), disk_op: Some(before + 1), restart_after_ns, torn };
+        if let Some((restart_after_ns, kill)) = self.faults.crash_armed.remove(&node_idx) {
+            let torn = self.faults.families.torn_writes && !kill;
+            let fault = Fault::Crash { node, at_ns: self.now.nanos(), disk_op: Some(before + 1), restart_after_ns, torn, kill };
             return self.crash(node_idx, fault);
         }
         let due = self.faults.crash_at_op.iter().position(|f| {

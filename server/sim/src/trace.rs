@@ -47,6 +47,9 @@ pub enum EventKind {
         lost: Vec<crate::disk::Loss>,
         #[serde(default, skip_serializing_if = "is_zero")]
         lost_more: u64,
+        /// A process kill: the machine, and every write, stayed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        kill: bool,
     },
     Restart,
     /// A node instance's output on `stream` passed `limits.output_mb`: the

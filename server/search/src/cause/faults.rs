@@ -149,8 +149,8 @@ fn times_around(at_ns: u64) -> Vec<u64> {
 pub fn moves(fault: &Fault) -> Vec<(String, Fault)> {
     let by_count = |n: u64, label: &str, set: &dyn Fn(u64) -> Fault| -> Vec<(String, Fault)> { counts_around(n).into_iter().map(|c| (format!("{label}{c}"), set(c))).collect() };
     let out = match fault.clone() {
-        Fault::Crash { node, at_ns, disk_op: Some(op), restart_after_ns, torn } => {
-            by_count(op, "disk op #", &|c| Fault::Crash { node: node.clone(), at_ns, disk_op: Some(c), restart_after_ns, torn })
+        Fault::Crash { node, at_ns, disk_op: Some(op), restart_after_ns, torn, kill } => {
+            by_count(op, "disk op #", &|c| Fault::Crash { node: node.clone(), at_ns, disk_op: Some(c), restart_after_ns, torn, kill })
         }
         Fault::FsyncEio { node, sync, at_ns } => by_count(sync, "fsync #", &|c| Fault::FsyncEio { node: node.clone(), sync: c, at_ns }),
         Fault::Buggify { node, site, call, at_ns } => by_count(call, "call ", &|c| Fault::Buggify { node: node.clone(), site: site.clone(), call: c, at_ns }),
@@ -237,10 +237,10 @@ mod tests {
 
     #[test]
     fn a_disk_op_crash_moves_by_its_op_and_keeps_the_rest() {
-        let crash = Fault::Crash { node: "kv".into(), at_ns: 7, disk_op: Some(20), restart_after_ns: Some(5), torn: true };
+        let crash = Fault::Crash { node: "kv".into(), at_ns: 7, disk_op: Some(20), restart_after_ns: Some(5), torn: true, kill: false };
         let m = moves(&crash);
         assert_eq!(m.iter().map(|(to, _)| to.as_str()).collect::<Vec<_>>(), ["disk op #18", "disk op #19", "disk op #21", "disk op #22"]);
-        assert_eq!(m[0].1, Fault::Crash { node: "kv".into(), at_ns: 7, disk_op: Some(18), restart_after_ns: Some(5), torn: true });
+        assert_eq!(m[0].1, Fault::Crash { node: "kv".into(), at_ns: 7, disk_op: Some(18), restart_after_ns: Some(5), torn: true, kill: false });
         let timed = Fault::Pause { node: "kv".into(), at_ns: 20_000_000, duration_ns: 3 };
         assert_eq!(moves(&timed)[0].1.at_ns(), 18_000_000);
     }

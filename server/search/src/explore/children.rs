@@ -265,7 +265,9 @@ impl Chooser {
         Some(match kind {
             "crash" => {
                 let c = f.crash.as_ref().unwrap();
-                Fault::Crash { node, at_ns, disk_op: None, restart_after_ns: c.restart_after.map(&mut span), torn: f.torn_writes }
+                let restart_after_ns = c.restart_after.map(&mut span);
+                let kill = c.kill > 0.0 && (self.below(1_000_000) as f64) < c.kill * 1e6;
+                Fault::Crash { node, at_ns, disk_op: None, restart_after_ns, torn: f.torn_writes && !kill, kill }
             }
             "pause" => Fault::Pause { node, at_ns, duration_ns: span(f.pause.as_ref().unwrap().duration) },
             "clock_skew" => {

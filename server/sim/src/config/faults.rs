@@ -59,6 +59,9 @@ pub struct CrashFaults {
     pub restart_after: Option<Span>,
     /// Odds that a crash lands inside the node's next disk operation.
     pub during_disk_op: f64,
+    /// Odds that a crash is a process kill (`kill -9`: the machine stays up
+    /// and keeps every write in its page cache) rather than a power loss.
+    pub kill: f64,
     pub nodes: Vec<String>,
 }
 
@@ -98,7 +101,7 @@ const FAULT_FIELDS: &[&str] = &[
     "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write",
 ];
 const MEDIA_FIELDS: &[&str] = &["probability", "nodes", "atlas"];
-const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "nodes"];
+const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "kill", "nodes"];
 const EIO_FIELDS: &[&str] = &["probability", "nodes"];
 const PAUSE_FIELDS: &[&str] = &["rate", "duration", "nodes"];
 const SKEW_FIELDS: &[&str] = &["rate", "duration", "max_ppm", "nodes"];
@@ -125,6 +128,7 @@ impl Parser {
                 rate: self.rate(c, p)?,
                 restart_after: c.get("restart_after").map(|v| self.span(v, &format!("{p}.restart_after"))).transpose()?,
                 during_disk_op: c.get("during_disk_op").map(|v| self.number(v, &format!("{p}.during_disk_op"), 0.0, 1.0)).transpose()?.unwrap_or(0.0),
+                kill: c.get("kill").map(|v| self.number(v, &format!("{p}.kill"), 0.0, 1.0)).transpose()?.unwrap_or(0.0),
                 nodes: self.targets(c, p, nodes)?,
             });
         }

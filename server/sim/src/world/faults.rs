@@ -48,16 +48,16 @@ impl World {
         let planned = self.faults.plan[plan_idx].clone();
         let now = self.now.nanos();
         match planned {
-            Planned::Crash { node_idx, during_disk_op, restart_after_ns } => {
+            Planned::Crash { node_idx, during_disk_op, restart_after_ns, kill } => {
                 if !self.nodes[node_idx].alive() {
                     return;
                 }
                 if during_disk_op {
-                    self.faults.crash_armed.insert(node_idx, restart_after_ns);
+                    self.faults.crash_armed.insert(node_idx, (restart_after_ns, kill));
                 } else {
                     let node = self.nodes[node_idx].name.clone();
-                    let torn = self.faults.families.torn_writes;
-                    self.crash(node_idx, Fault::Crash { node, at_ns: now, disk_op: None, restart_after_ns, torn });
+                    let torn = self.faults.families.torn_writes && !kill;
+                    self.crash(node_idx, Fault::Crash { node, at_ns: now, disk_op: None, restart_after_ns, torn, kill });
                 }
             }
             Planned::Pause { node_idx, duration_ns } => {
@@ -157,13 +157,14 @@ impl World {
 
     /// Power loss on a node: its disk keeps only what was durable (torn
     /// sectors drawn from the `disk` stream), its instance is gone, and it
-    /// restarts later if the fault says so.
+    /// restarts later if the fault says so. A kill takes the instance only:
+    /// the disk, page cache and all, is as the process left it.
     pub fn crash(&mut self, node_idx: usize, fault: Fault) {
-        let Fault::Crash { restart_after_ns, torn, .. } = fault else { unreachable!("crash() takes a crash") };
+        let Fault::Crash { restart_after_ns, torn, kill, .. } = fault else { unreachable!("crash() takes a crash") };
         assert!(self.nodes[node_idx].alive(), "only a live node can crash");
         self.disks[node_idx].tick(self.now);
         let streams = &mut self.streams;
-        let report = self.disks[node_idx].crash(torn, |n| streams.below(Stream::Disk, n as u64) as usize);
+        let report = if kill { crate::disk::CrashReport::default() } else { self.disks[node_idx].crash(torn, |n| streams.below(Stream::Disk, n as u64) as usize) };
         let n = &mut self.nodes[node_idx];
         n.status = Status::Crashed;
         n.generation += 1;
@@ -174,7 +175,7 @@ impl World {
         self.record(Some(node_idx), EventKind::Fault { fault: fault.clone() });
         self.record(
             Some(node_idx),
-            EventKind::Crash { sectors_lost: report.sectors_lost, sectors_torn_kept: report.sectors_torn_kept, lost: report.losses, lost_more: report.losses_more },
+            EventKind::Crash { sectors_lost: report.sectors_lost, sectors_torn_kept: report.sectors_torn_kept, lost: report.losses, lost_more: report.losses_more, kill },
         );
         self.faults_applied.push(fault);
         if self.keep_disk_trees {

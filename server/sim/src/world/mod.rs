@@ -115,7 +115,8 @@ pub struct FaultState {
     pub eio_probability: f64,
     pub eio_targets: Vec<bool>,
     /// Rates mode: a crash waiting for the node's next disk op (restart delay).
-    pub crash_armed: BTreeMap<usize, Option<u64>>,
+    /// Crashes due inside a node's next disk op: restart delay, and kill.
+    pub crash_armed: BTreeMap<usize, (Option<u64>, bool)>,
     /// Schedule mode: crashes at (node, disk op number).
     pub crash_at_op: Vec<Fault>,
     /// Schedule mode: (node, fsync number) that fail.
