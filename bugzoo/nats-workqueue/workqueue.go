@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-		"time"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
