@@ -8,10 +8,18 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+/// The bug's folder: bugzoo/<bug>, or examples/natscluster for issue 6888.
+fn folder(bug: &str) -> std::path::PathBuf {
+    match bug {
+        "natscluster" => repo().join("examples/natscluster"),
+        _ => repo().join("bugzoo").join(bug),
+    }
+}
+
 /// The bug's config `name` in a scratch folder, its build folders made
 /// absolute (failure folders then land in the scratch folder, not in bugzoo/).
 fn zoo_config(bug: &str, name: &str) -> std::path::PathBuf {
-    let folder = repo().join("bugzoo").join(bug);
+    let folder = folder(bug);
     let mut cfg: Value = serde_json::from_str(&std::fs::read_to_string(folder.join(name)).unwrap()).unwrap();
     for node in cfg["nodes"].as_array_mut().unwrap() {
         let dir = node["go"]["dir"].as_str().unwrap().to_string();
@@ -21,7 +29,7 @@ fn zoo_config(bug: &str, name: &str) -> std::path::PathBuf {
 }
 
 fn replay(cfg: &std::path::Path, bug: &str) -> (i32, Value) {
-    let schedule = repo().join("bugzoo").join(bug).join("schedules/found.json");
+    let schedule = folder(bug).join("schedules/found.json");
     let out = seedfall(&["replay", "-c", cfg.to_str().unwrap(), "-faults", schedule.to_str().unwrap(), "-json"]);
     assert_ne!(out.code, 2, "{}", out.stderr);
     (out.code, json(&out))
@@ -62,4 +70,9 @@ fn etcd_wal_14122_v3_5_6_cannot_start_after_a_torn_segment_tail_and_v3_5_7_repai
 #[test]
 fn nats_6600_v2_11_1_reuses_sequences_after_a_kill_between_blocks_and_v2_11_2_does_not() {
     found_again_and_cleared("nats-6600", "a publish acknowledgement's sequence is never handed out twice", "\"acknowledged seq\":1", "holds on ext4, xfs and btrfs", "1-20");
+}
+
+#[test]
+fn nats_6888_a_v2_10_22_cluster_forgets_its_stream_after_three_kills_and_v2_10_23_does_not() {
+    found_again_and_cleared("natscluster", "the cluster never forgets the acknowledged stream", "err_code=10059", "holds on ext4, xfs and btrfs", "1-4");
 }

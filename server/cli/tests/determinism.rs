@@ -25,6 +25,8 @@ const CONFIGS: &[(&str, usize)] = &[
     ("examples/raftkv/seedfall.broken.json", 8),
     ("examples/raftkv/seedfall.idle.json", 6),
     ("examples/jetstream/seedfall.json", 16),
+    ("examples/natscluster/seedfall.json", 6),
+    ("bugzoo/etcd-wal-14122/seedfall.json", 24),
     ("tests/guests/basics.json", 24),
     ("tests/guests/props.json", 24),
     ("tests/guests/antithesis.json", 24),
