@@ -178,10 +178,10 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     let out = merge(&[plain.clone()], &[]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("not a shard result") && out.stderr.contains("plain.json"), "{}", out.stderr);
-    // A -json FILE that names no file is an error, not a panic.
+    // A -json FILE that names a folder is an error, not a panic.
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", ".."]);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("-json ..: cannot write it: it names no file"), "{}", out.stderr);
+    assert!(out.stderr.contains("-json ..: cannot write it: it is a folder"), "{}", out.stderr);
     // An output path that is a symlink writes where it points, and a device
     // stays a device: neither is replaced by a regular file.
     let dir = cfg.parent().unwrap();

@@ -6,8 +6,11 @@
 //!   model allows now: nothing missed, every extra justified
 //!   (tests/oracle/justified.json), and docs/disk.md's table is this one.
 //!   Needs no kernel: it runs everywhere.
-//! - The kernel itself, live: every workload on a fresh ext4, xfs and btrfs
+//! - The kernel itself, live: the workloads of the false alarms and misses
+//!   this oracle was built for (`LIVE`), on a fresh ext4, xfs and btrfs
 //!   behind the recording device, and nothing it leaves missed by a model.
+//!   Every workload, live, is scripts/oracle's (minutes, not for each test
+//!   run).
 //!   Needs root, FUSE, loop devices and the mkfs tools; skipped with a line
 //!   saying why, unless SEEDFALL_REQUIRE_TOOLS is set (the test command).
 use std::path::{Path, PathBuf};
@@ -86,6 +89,11 @@ fn the_recorded_kernel_trees_conform_to_every_model() {
     }
 }
 
+/// The live check's workloads: the unsynced append after a rename and the
+/// length no call set (the false alarms), appends inside and past the last
+/// block, a write inside a grown file, O_SYNC, and a replace by rename.
+const LIVE: &str = "rename_then_unsynced_append,append_synced_then_unsynced,append_tail_unsynced_other_fsync,append_unsynced_other_fsync,truncate_up_write,osync_appends,rename_over_unsynced,create_fsync";
+
 #[test]
 fn the_live_kernel_leaves_nothing_a_model_misses() {
     let available = oracle().arg("available").output().unwrap();
@@ -100,12 +108,12 @@ fn the_live_kernel_leaves_nothing_a_model_misses() {
     let mut live = Vec::new();
     for fs in ["ext4", "xfs", "btrfs"] {
         let out = dir.join(format!("{fs}.json"));
-        let r = oracle().args(["real", "-fs", fs, "-litmus"]).arg(&litmus).arg("-out").arg(&out).arg("-scratch").arg(dir.join("work")).output().unwrap();
+        let r = oracle().args(["real", "-fs", fs, "-litmus"]).arg(&litmus).arg("-out").arg(&out).arg("-scratch").arg(dir.join("work")).args(["-workloads", LIVE]).output().unwrap();
         assert!(r.status.success(), "seedfall-oracle real -fs {fs}: {}", String::from_utf8_lossy(&r.stderr));
         let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         let images: u64 = rec["workloads"].as_object().unwrap().values().map(|w| w["images"].as_u64().unwrap()).sum();
         println!("{fs} (kernel {}): {} workloads, {images} crash images mounted", rec["kernel"].as_str().unwrap(), rec["workloads"].as_object().unwrap().len());
-        assert!(images >= 100, "{fs}: {images} images");
+        assert!(images >= 10, "{fs}: {images} images");
         live.push(out.display().to_string());
     }
     let (ok, table, err) = compare(&live, &[], &dir.join("compare"));
