@@ -186,12 +186,12 @@ async function main() {
 
   await check('"Run Sweep" from the palette fills Failures and Properties', async () => {
     await palette('Seedfall: Run Sweep');
-    await rows('Failures').filter({ hasText: 'seed 9' }).first().waitFor({ timeout: 120000 });
+    await rows('Failures').filter({ hasText: 'seed 62' }).first().waitFor({ timeout: 120000 });
     await rows('Properties').filter({ hasText: 'acknowledged writes survive crashes' }).first().waitFor();
   });
 
   await check(`the failure is an Error squiggle on line ${propertyLine} of main.go, and in Problems`, async () => {
-    await rows('Failures').filter({ hasText: 'seed 9' }).first().click();
+    await rows('Failures').filter({ hasText: 'seed 62' }).first().click();
     const editor = page.locator('.editor-instance .monaco-editor').first();
     await editor.locator('.squiggly-error').first().waitFor();
     const lineOfSquiggle = await page.evaluate(() => {
@@ -213,27 +213,27 @@ async function main() {
     await shot('editor-failure.png');
   });
 
-  await check('the "Replay seed 9 | Shrink | Inspect | Pin" lenses render on the property line', async () => {
-    const lens = page.locator('.editor-instance .codelens-decoration', { hasText: 'Replay seed 9' }).first();
+  await check('the "Replay seed 62 | Shrink | Inspect | Pin" lenses render on the property line', async () => {
+    const lens = page.locator('.editor-instance .codelens-decoration', { hasText: 'Replay seed 62' }).first();
     await lens.waitFor();
     const text = (await lens.textContent()).replace(/\s+/g, ' ').trim();
-    if (!/Replay seed 9 \| Shrink \| Inspect \| Pin/.test(text)) throw new Error(`lens text: ${text}`);
+    if (!/Replay seed 62 \| Shrink \| Inspect \| Pin/.test(text)) throw new Error(`lens text: ${text}`);
   });
 
-  await check('"Replay seed 9" shows the replay', async () => {
-    await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Replay seed 9' }).first().click();
-    const tab = page.locator('.tabs-container .tab', { hasText: 'Replay seed 9' }).first();
+  await check('"Replay seed 62" shows the replay', async () => {
+    await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Replay seed 62' }).first().click();
+    const tab = page.locator('.tabs-container .tab', { hasText: 'Replay seed 62' }).first();
     await tab.waitFor();
-    const doc = page.locator('.editor-instance .view-lines', { hasText: 'seedfall replay seed 9 (seedfall.json): FAIL' }).first();
+    const doc = page.locator('.editor-instance .view-lines', { hasText: 'seedfall replay seed 62 (seedfall.json): FAIL' }).first();
     await doc.waitFor();
-    if (!/FAIL seed 9 at t=\d/.test((await doc.textContent()).replace(/\u00a0/g, ' '))) throw new Error('the replay document does not say how seed 9 failed');
+    if (!/FAIL seed 62 at t=\d/.test((await doc.textContent()).replace(/\u00a0/g, ' '))) throw new Error('the replay document does not say how seed 62 failed');
     await shot('editor-replay.png');
   });
 
   await check('"Inspect" opens the timeline of the run', async () => {
     await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
     await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Inspect' }).first().click();
-    await page.locator('.tabs-container .tab', { hasText: 'Seedfall timeline: seed 9' }).first().waitFor();
+    await page.locator('.tabs-container .tab', { hasText: 'Seedfall timeline: seed 62' }).first().waitFor();
     // The page lives in the webview's nested frames, never in the workbench's own.
     const deadline = Date.now() + STEP_MS;
     let frame, seen;
@@ -244,10 +244,10 @@ async function main() {
           return title ? { title, marks: document.querySelectorAll('#chart svg circle').length, lanes: [...document.querySelectorAll('#chart .lane-label')].map((l) => l.textContent) } : null;
         }).catch(() => null);
         if (p) seen = p;
-        if (p && p.title === 'seedfall timeline: seed 9' && p.marks > 10 && p.lanes.includes('kv')) frame = f;
+        if (p && p.title === 'seedfall timeline: seed 62' && p.marks > 10 && p.lanes.includes('kv')) frame = f;
       }
       if (frame) break;
-      if (Date.now() > deadline) throw new Error(`no webview frame shows seed 9's events; last seen: ${JSON.stringify(seen)}`);
+      if (Date.now() > deadline) throw new Error(`no webview frame shows seed 62's events; last seen: ${JSON.stringify(seen)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
     // Clicking the failure shows its details.
