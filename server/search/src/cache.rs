@@ -39,28 +39,22 @@ const SYMLINK_HOPS_MAX: usize = 40;
 /// since a rename would turn it into a regular file; its errors (ENOSPC from
 /// `/dev/full`) are returned. A folder is an error.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    // What the kernel reaches through every link first: /dev/stdout is a
-    // link to /proc/self/fd/1, a "magic" link to a pipe or a terminal whose
-    // text (`pipe:[1234]`) names no path, so only open() can follow it.
-    if let Ok(m) = std::fs::metadata(path) {
-        if !m.is_file() && !m.is_dir() {
-            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-            f.write_all(bytes)?;
-            return f.flush();
-        }
-    }
-    let path = follow_symlinks(path)?;
-    match std::fs::metadata(&path) {
+    // What the kernel reaches through every link: /dev/stdout is a link to
+    // /proc/self/fd/1, a "magic" link to a pipe or a terminal whose text
+    // (`pipe:[1234]`) names no path, so only the kernel can follow it.
+    match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "it is a folder")),
         Ok(m) if !m.is_file() => {
-            // Devices and FIFOs: no temp file, no rename, no truncation
+            // Devices, FIFOs, pipes: no temp file, no rename, no truncation
             // (a character device has no length to cut).
-            let mut f = std::fs::OpenOptions::new().write(true).open(&path)?;
+            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
             f.write_all(bytes)?;
             return f.flush();
         }
         _ => {}
     }
+    // A regular file, or none yet: the rename goes where the links lead.
+    let path = follow_symlinks(path)?;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     // A user's path (`-json FILE`) may name a folder: say so, never panic.

@@ -117,11 +117,11 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams, from: VTime)
     if let (true, Some(c)) = (fam.crash, &f.crash) {
         for node_idx in targets(config, &c.nodes) {
             for at in arrivals(streams, c.rate, from, config.duration) {
-                let during_disk_op = c.during_disk_op > 0.0 && (streams.next_u64(Stream::Faults) as f64) < c.during_disk_op * (u64::MAX as f64);
+                let during_disk_op = c.during_disk_op > 0.0 && streams.chance(Stream::Faults, c.during_disk_op);
                 let restart_after_ns = c.restart_after.map(|s| span(streams, s));
                 // Drawn only when configured, so plans without kills draw
                 // what they always drew.
-                let kill = c.kill > 0.0 && (streams.next_u64(Stream::Faults) as f64) < c.kill * (u64::MAX as f64);
+                let kill = c.kill > 0.0 && streams.chance(Stream::Faults, c.kill);
                 out.push((at, Planned::Crash { node_idx, during_disk_op, restart_after_ns, kill }));
             }
         }
@@ -156,7 +156,7 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams, from: VTime)
         for node_idx in targets(config, &p.nodes) {
             for at in arrivals(streams, p.rate, from, config.duration) {
                 let duration_ns = span(streams, p.duration);
-                let one_way = p.one_way > 0.0 && (streams.next_u64(Stream::Faults) as f64) < p.one_way * (u64::MAX as f64);
+                let one_way = p.one_way > 0.0 && streams.chance(Stream::Faults, p.one_way);
                 let direction = Direction::drawn(one_way, streams.below(Stream::Faults, 2));
                 out.push((at, Planned::Partition { node_idx, duration_ns, direction }));
             }

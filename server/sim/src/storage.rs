@@ -104,7 +104,7 @@ impl World {
             self.faults.families.fsync_eio
                 && !self.faults.waiting_setup
                 && self.faults.eio_targets.get(node_idx).copied().unwrap_or(false)
-                && (self.streams.next_u64(Stream::Faults) as f64) < self.faults.eio_probability * (u64::MAX as f64)
+                && self.streams.chance(Stream::Faults, self.faults.eio_probability)
         };
         if fail {
             let fault = Fault::FsyncEio { node: self.nodes[node_idx].name.clone(), sync, at_ns: self.now.nanos() };
@@ -164,8 +164,7 @@ impl World {
         if rate.atlas && self.atlas_spares(node_idx, path, sector) {
             return false;
         }
-        let p = rate.probability;
-        (self.streams.next_u64(Stream::Disk) as f64) < p * (u64::MAX as f64)
+        self.streams.chance(Stream::Disk, rate.probability)
     }
 
     /// The replica of a replicated node that a fault atlas keeps clean for

@@ -75,6 +75,11 @@ impl Streams {
         self.rngs[stream as usize].fill_bytes(buf)
     }
 
+    /// True with probability `odds` (0..1), from one draw of `stream`.
+    pub fn chance(&mut self, stream: Stream, odds: f64) -> bool {
+        (self.next_u64(stream) as f64) < odds * (u64::MAX as f64)
+    }
+
     /// A uniform index below `n` (n > 0), without modulo bias.
     pub fn below(&mut self, stream: Stream, n: u64) -> u64 {
         assert!(n > 0, "below(0) has no answer");
