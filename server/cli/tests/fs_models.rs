@@ -136,7 +136,7 @@ fn a_failure_under_posix_only_is_labelled_so() {
 }
 
 #[test]
-fn a_failure_under_both_models_is_labelled_so() {
+fn a_failure_on_every_real_file_system_is_labelled_so_whichever_model_found_it() {
     let cfg = cfg_with("label-both", &go("ack-nofsync", ""), &format!(r#"{CRASHES} "disk": {{ "model": "posix" }},"#));
     let out = sweep(&cfg, "1-20");
     let failures = out["failures"].as_array().unwrap();

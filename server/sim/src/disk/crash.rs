@@ -118,13 +118,25 @@ impl Disk {
             let (mut lost, mut kept) = (0u64, 0u64);
             let cache_size = f.data.len() as u64;
             if uncertain {
-                // Any size the file had since its size was last durable: the
-                // latest first (0: it reached the disk), the durable one last.
-                let mut sizes: Vec<u64> = f.sizes_since.iter().rev().copied().filter(|s| *s != f.image.len()).collect();
+                // Any size the file had since its size was last durable, the
+                // latest first (0: it reached the disk), the durable one last;
+                // each with the least size it went through, so a file cut
+                // down and grown back reads zeros past the cut.
+                let durable = f.image.len();
+                let mut low = durable;
+                let mut sizes: Vec<(u64, u64)> = f.sizes_since.iter().map(|&s| {
+                    low = low.min(s);
+                    (s, low)
+                }).collect();
+                sizes.reverse();
+                sizes.retain(|&c| c != (durable, durable));
                 sizes.dedup();
-                sizes.push(f.image.len());
+                sizes.push((durable, durable));
                 if sizes.len() > 1 {
-                    let len = sizes[pick(sizes.len())];
+                    let (len, cut) = sizes[pick(sizes.len())];
+                    if cut < f.image.len() {
+                        f.image.resize(&f.data, cut, sector as u64, &Default::default());
+                    }
                     f.image.resize(&f.data, len, sector as u64, &Default::default());
                 }
             }

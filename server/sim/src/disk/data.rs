@@ -163,6 +163,26 @@ impl Disk {
         }
     }
 
+    /// Writes the dirty sectors of the bytes `[lo, hi)` to the durable image
+    /// at their own places, and marks them clean (ext4's ordered data of
+    /// one block at a commit).
+    pub(super) fn write_out_range(f: &mut FileState, sector: usize, lo: u64, hi: u64) {
+        let sector = sector as u64;
+        let hi = hi.min(f.data.len() as u64).min(f.image.len());
+        let chosen: Vec<u64> = f.dirty.range(lo / sector..hi.div_ceil(sector)).copied().filter(|s| !f.misdirected.contains_key(s)).collect();
+        for s in chosen {
+            let start = s * sector;
+            let whole = (start + sector).min(f.data.len() as u64);
+            // Past the size on disk nothing is written: such a sector stays
+            // dirty for the write-out that makes the size durable.
+            let end = whole.min(f.image.len());
+            f.image.write(&f.data, start, end, start, sector);
+            if end == whole {
+                f.dirty.remove(&s);
+            }
+        }
+    }
+
     /// fsync: makes a file's data and size durable, or a folder's names
     /// (posix, btrfs); btrfs also logs the file's own names; under a journal
     /// (ext4, xfs) any successful fsync also commits it.

@@ -193,12 +193,27 @@ impl Disk {
     /// every name change and size so far becomes durable at once.
     pub(super) fn commit(&mut self, now: VTime) {
         debug_assert!(self.model.commits(), "{} has no commit", self.model.name());
-        let sector = self.sector_bytes as usize;
+        let (sector, model) = (self.sector_bytes as usize, self.model);
         for inode in self.inodes.values_mut() {
             match &mut inode.kind {
                 Kind::File(f) => {
+                    // A truncate commits before the size that followed it:
+                    // cut down and grown back, the file reads zeros past the
+                    // cut, not what its freed blocks held (etcd's ZeroToEnd
+                    // on the real kernel; litmus zero_to_end_write_across).
+                    if let Some(cut) = f.truncated_to.filter(|&t| t < f.image.len()) {
+                        f.image.resize(&f.data, cut, sector as u64, &Default::default());
+                    }
                     if let Some(size) = f.pending_size.take() {
                         f.image.resize(&f.data, size, sector as u64, &Default::default());
+                    }
+                    // ext4 (data=ordered) zeroes the block a truncate cuts
+                    // inside and makes it ordered data: the commit writes
+                    // that block as the cache holds it, whatever was written
+                    // there since (`ext4_block_truncate_page`).
+                    if let Some(cut) = f.truncated_to.filter(|t| model == FsModel::Ext4 && t % EXT4_BLOCK_BYTES != 0) {
+                        let block = cut / EXT4_BLOCK_BYTES * EXT4_BLOCK_BYTES;
+                        Disk::write_out_range(f, sector, block, block + EXT4_BLOCK_BYTES);
                     }
                     if std::mem::take(&mut f.flush_on_commit) {
                         Disk::write_out(f, sector);

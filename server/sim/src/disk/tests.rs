@@ -414,3 +414,53 @@ fn deleted_files_are_freed_once_the_delete_is_durable_and_nothing_holds_them() {
     assert_eq!(read_all(&mut d, "data/a").unwrap(), b"keep", "the unlink was undone");
     assert_eq!(d.orphans(), 0);
 }
+
+/// etcd's ZeroToEnd, then an append: cut down inside a block, grown back,
+/// written across the next block boundary, no fsync; another file's fsync
+/// commits. Measured by the oracle (litmus zero_to_end_write_across): the
+/// freed blocks read zeros, and ext4 writes the block the cut fell in as
+/// the cache holds it, xfs does not.
+fn zero_to_end_then_commit(model: FsModel) -> Vec<u8> {
+    let mut d = Disk::new(512, model);
+    let f = d.create_file(ROOT, "wal", T).unwrap();
+    d.write_at(f, 0, &[b'A'; 12288], T).unwrap();
+    d.sync(f, false, T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    d.set_size(f, 3000, T).unwrap();
+    d.set_size(f, 12288, T).unwrap();
+    d.write_at(f, 3000, &[b'B'; 3000], T).unwrap();
+    let g = d.create_file(ROOT, "g", T).unwrap();
+    d.sync(g, false, T).unwrap();
+    // No torn sector kept: only what the commit wrote.
+    d.crash(true, |n| n - 1);
+    read_all(&mut d, "wal").unwrap()
+}
+
+#[test]
+fn a_commit_of_a_truncate_down_and_up_reads_zeros_past_the_cut() {
+    let (ext4, xfs) = (zero_to_end_then_commit(FsModel::Ext4), zero_to_end_then_commit(FsModel::Xfs));
+    let mut want = vec![b'A'; 3000];
+    want.resize(12288, 0);
+    assert_eq!(xfs, want, "xfs: zeros past the cut, nothing of the unsynced write");
+    want[3000..4096].fill(b'B');
+    assert_eq!(ext4, want, "ext4: the cut block as the cache held it, zeros after");
+}
+
+#[test]
+fn posix_may_leave_a_file_cut_down_and_grown_back() {
+    let mut lens = BTreeSet::new();
+    for pick in 0..3 {
+        let mut d = posix();
+        let f = d.create_file(ROOT, "f", T).unwrap();
+        d.write_at(f, 0, &[b'A'; 8192], T).unwrap();
+        d.sync(f, false, T).unwrap();
+        d.sync(ROOT, false, T).unwrap();
+        d.set_size(f, 3000, T).unwrap();
+        d.set_size(f, 8192, T).unwrap();
+        d.crash(false, |n| pick.min(n - 1));
+        let data = read_all(&mut d, "f").unwrap();
+        lens.insert((data.len(), data.iter().filter(|&&b| b == b'A').count()));
+    }
+    // Grown back over zeros, cut, or untouched.
+    assert_eq!(lens, BTreeSet::from([(8192, 3000), (3000, 3000), (8192, 8192)]));
+}

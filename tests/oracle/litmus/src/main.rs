@@ -300,6 +300,35 @@ const WORKLOADS: &[Workload] = &[
         allocate(&f, 16384);
         check("f", f.sync_all());
     } },
+    // Preallocated space written across a block boundary, the way a
+    // write-ahead log fills its segment (etcd's WAL: truncate or fallocate
+    // up, append records; after a restart, ZeroToEnd: truncate down to the
+    // last record and back up, unsynced, then append).
+    Workload { name: "prealloc_truncate_write_across", what: "ftruncate up and fsync, a synced write inside, then an unsynced one across a block boundary, then another file fsynced", setup: small_file, run: |r| {
+        set_len(r, "f", 65536, Sync::Fsync);
+        overwrite(r, "f", 1000, b'B', 2000, Sync::Fsync);
+        overwrite(r, "f", 3000, b'C', 3000, Sync::No);
+        write_new(r, "g", b'D', 10, true);
+    } },
+    Workload { name: "fallocate_write_across", what: "posix_fallocate up and fsync, a synced write inside, then an unsynced one across a block boundary, then another file fsynced", setup: small_file, run: |r| {
+        let f = check("f", OpenOptions::new().write(true).open(r.p("f")));
+        allocate(&f, 65536);
+        check("f", f.sync_all());
+        overwrite(r, "f", 1000, b'B', 2000, Sync::Fsync);
+        overwrite(r, "f", 3000, b'C', 3000, Sync::No);
+        write_new(r, "g", b'D', 10, true);
+    } },
+    Workload { name: "zero_to_end_write_across", what: "ftruncate down into a block and back up unsynced, write across the next block boundary, then another file fsynced", setup: |r| write_new(r, "f", b'A', 8192, true), run: |r| {
+        set_len(r, "f", 3000, Sync::No);
+        set_len(r, "f", 8192, Sync::No);
+        overwrite(r, "f", 3000, b'B', 3000, Sync::No);
+        write_new(r, "g", b'C', 10, true);
+    } },
+    Workload { name: "zero_to_end_write_across_fsync", what: "ftruncate down into a block and back up unsynced, write across the next block boundary, fsync", setup: |r| write_new(r, "f", b'A', 8192, true), run: |r| {
+        set_len(r, "f", 3000, Sync::No);
+        set_len(r, "f", 8192, Sync::No);
+        overwrite(r, "f", 3000, b'B', 3000, Sync::Fsync);
+    } },
     // Unlinks and folders.
     Workload { name: "unlink_other_fsync", what: "unlink, then another file created and fsynced", setup: one_file, run: |r| {
         unlink(r, "f");
