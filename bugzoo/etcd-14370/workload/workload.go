@@ -119,17 +119,18 @@ func runClient(puts int) {
 		for _, kv := range resp.Kvs {
 			found[string(kv.Key)] = true
 		}
-		lost, first := 0, 0
+		lost, first := 0, "none"
 		for i := 1; i <= puts; i++ {
 			if acked[i] && !found[key(i)] {
-				lost++
-				if first == 0 {
-					first = i
+				if lost == 0 {
+					first = key(i)
 				}
+				lost++
 			}
 		}
 		sim.Always(lost == 0, "every acknowledged put can be read back",
-			map[string]any{"acknowledged": len(acked), "lost": lost, "first lost": key(first)})
+			map[string]any{"acknowledged": len(acked), "lost": lost, "first lost": first})
+		sim.Reachable("the client read every key back", map[string]any{"keys": len(resp.Kvs)})
 		fmt.Printf("client: %d puts acknowledged, %d keys read back, %d lost\n", len(acked), len(resp.Kvs), lost)
 		return
 	}
