@@ -14,6 +14,8 @@
 #   net_fake.go             GOROOT's, with `func socket(` renamed fakeSocket
 #   fd_fake.go              GOROOT's, with `func (fd *netFD) accept(` renamed
 #                           fakeAccept
+#   sockopt_fake.go,        GOROOT's, with the TCP keepalive options renamed
+#   tcpsockopt_stub.go      fakeSetKeepAlive... (ours accept them)
 #   net_seedfall_wasip1.go  ours, added to package net, which defines socket
 #                           and accept again on top of the host's sockets
 #
@@ -34,7 +36,7 @@ esac
 here=$(cd "$(dirname "$0")" && pwd)
 goroot=$(cd "$goroot" && pwd)
 src=$goroot/src/net
-for f in net_fake.go fd_fake.go; do
+for f in net_fake.go fd_fake.go sockopt_fake.go tcpsockopt_stub.go; do
 	if [ ! -f "$src/$f" ]; then
 		echo "make-overlay.sh: $src/$f not found: is $goroot a Go 1.22 or newer GOROOT?" >&2
 		exit 1
@@ -47,14 +49,18 @@ fi
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
 
-# rename FILE OLD NEW: copy GOROOT's FILE to OUTDIR with the one line that
-# starts with OLD starting with NEW instead.
+# rename FILE OLD NEW: copy GOROOT's FILE (or the copy already in OUTDIR,
+# for a second rename in one file) to OUTDIR with the one line that starts
+# with OLD starting with NEW instead.
 rename() {
+	from=$src/$1
+	if [ -n "${renamed_once:-}" ] && printf '%s\n' $renamed_once | grep -qx "$1"; then from=$outdir/$1; fi
+	renamed_once="${renamed_once:-} $1"
 	awk -v old="$2" -v new="$3" '
 		index($0, old) == 1 { $0 = new substr($0, length(old) + 1); n++ }
 		{ print }
 		END { if (n != 1) { exit 3 } }
-	' "$src/$1" >"$outdir/$1.tmp" || {
+	' "$from" >"$outdir/$1.tmp" || {
 		echo "make-overlay.sh: \"$2\" is not exactly once at the start of a line in $src/$1" >&2
 		rm -f "$outdir/$1.tmp"
 		exit 1
@@ -63,6 +69,10 @@ rename() {
 }
 rename net_fake.go 'func socket(' 'func fakeSocket('
 rename fd_fake.go 'func (fd *netFD) accept(' 'func (fd *netFD) fakeAccept('
+rename sockopt_fake.go 'func setKeepAlive(' 'func fakeSetKeepAlive('
+rename tcpsockopt_stub.go 'func setKeepAliveIdle(' 'func fakeSetKeepAliveIdle('
+rename tcpsockopt_stub.go 'func setKeepAliveInterval(' 'func fakeSetKeepAliveInterval('
+rename tcpsockopt_stub.go 'func setKeepAliveCount(' 'func fakeSetKeepAliveCount('
 
 # Ours is kept out of every build in the repository by "//go:build ignore";
 # in package net it is for wasip1 only.
@@ -83,6 +93,8 @@ json() {
 	echo '{"Replace": {'
 	echo "  $(json "$src/net_fake.go"): $(json "$outdir/net_fake.go"),"
 	echo "  $(json "$src/fd_fake.go"): $(json "$outdir/fd_fake.go"),"
+	echo "  $(json "$src/sockopt_fake.go"): $(json "$outdir/sockopt_fake.go"),"
+	echo "  $(json "$src/tcpsockopt_stub.go"): $(json "$outdir/tcpsockopt_stub.go"),"
 	echo "  $(json "$src/net_seedfall_wasip1.go"): $(json "$outdir/net_seedfall_wasip1.go")"
 	echo '}}'
 } >"$outdir/overlay.json"

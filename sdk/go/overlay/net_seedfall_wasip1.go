@@ -31,6 +31,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -355,3 +356,13 @@ func (fd *netFD) accept() (*netFD, error) {
 	netfd.setAddr(seedfallAddrOr(sysfd, false, fd.laddr), seedfallAddrOr(sysfd, true, nil))
 	return netfd, nil
 }
+
+// TCP keepalive: the simulated network sends no probes (a peer that
+// vanishes is seen through resets and timeouts), so the options are
+// accepted and do nothing. wasip1's own versions refuse them with
+// ENOPROTOOPT, and a server that checks the error of SetKeepAlive would
+// refuse every connection.
+func setKeepAlive(fd *netFD, keepalive bool) error          { return nil }
+func setKeepAliveIdle(fd *netFD, d time.Duration) error     { return nil }
+func setKeepAliveInterval(fd *netFD, d time.Duration) error { return nil }
+func setKeepAliveCount(fd *netFD, n int) error              { return nil }

@@ -17,6 +17,7 @@
 package syscall
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -160,6 +161,18 @@ func FcntlFlock(fd uintptr, cmd int, lk *Flock_t) error {
 }
 
 func Fdatasync(fd int) error { return Fsync(fd) }
+
+// Fsync lets the program's other goroutines run first, then syncs. On
+// Linux a goroutine blocked in fsync hands its processor to the others, so
+// they run while the disk works; a wasip1 program runs one goroutine at a
+// time and would switch only when the syncing one blocks on something
+// else. Without this, a server that answers from one goroutine while
+// another syncs its log could never answer before the sync (etcd issue
+// 14370). The overlay renames wasip1's own Fsync to hostFsync.
+func Fsync(fd int) error {
+	runtime.Gosched()
+	return hostFsync(fd)
+}
 
 // Statfs_t is Linux's struct statfs.
 type Statfs_t struct {

@@ -143,3 +143,32 @@ fn flock_conflicts_across_descriptors_and_a_crash_releases_it() {
         ]
     );
 }
+
+/// A storage build is the same program wherever its config is. Go writes
+/// each `replace` path into the binary (its build info); the overlay's
+/// patched copies once sat at an absolute path in the config's cache, so the
+/// same program built from another folder was another binary, whose runs
+/// took other turns: a committed schedule of bugzoo/etcd-14370 failed from
+/// its own folder and passed from a copy of its config.
+#[test]
+fn a_storage_build_is_the_same_program_wherever_its_config_is() {
+    let body = r#"{ "name": "where", "duration": "1s", "nodes": [ { "name": "db", "go": { "dir": "$GUESTS/go-bbolt", "storage": true } } ] }"#;
+    // Each config with its own cache, next to it, as a user's has (the
+    // tests' shared cache would hand the second build the first's wasm).
+    let wasm = |test: &str| {
+        let cfg = config(test, body);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_seedfall"))
+            .args(["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-1"])
+            .env_remove("SEEDFALL_CACHE_DIR")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let dir = cfg.parent().unwrap().join(".seedfall/cache/wasm");
+        let built: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "wasm")).collect();
+        assert_eq!(built.len(), 1, "{built:?}");
+        std::fs::read(&built[0]).unwrap()
+    };
+    let near = wasm("where");
+    let far = wasm("where-from-a-folder-whose-name-is-much-longer-than-the-first");
+    assert!(near == far, "the two builds differ ({} and {} bytes)", near.len(), far.len());
+}

@@ -111,7 +111,8 @@ pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: 
     }
     let mut catalog = Catalog::default();
     let args = go_args()?;
-    let patched = cache.path("go-storage", "");
+    let module_root = crate::recipe::find_up(dir, "go.mod").unwrap_or_else(|| dir.to_path_buf());
+    let patched = module_root.join(crate::go_overlay::COPIES);
     for file in go_files(dir, package, &args, &patched)? {
         let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         // Relative to the node's folder, as the node's recipe resolves it:

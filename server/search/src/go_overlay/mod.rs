@@ -10,16 +10,18 @@
 //!
 //! Standard library files are replaced through `go build -overlay`. Files
 //! of modules cannot be (Go refuses to overlay the module cache), so a
-//! patched module is a copy made in seedfall's cache from the module cache,
-//! used through `-modfile` (a copy of the program's go.mod with a `replace`
-//! line per patched module). Nothing is copied into this repository; every
+//! patched module is a copy made from the module cache into the program's
+//! module folder (`.seedfall/go-storage`), used through `-modfile` (a copy
+//! of the program's go.mod with a relative `replace` line per patched
+//! module: Go records the path in the binary, so it must not name where
+//! this checkout is). Nothing is copied into this repository; every
 //! patch is applied to what the build really uses, and one that does not
 //! apply exactly is an error naming the file.
 mod net;
 mod storage;
 
 pub use net::SEEDFALL_NET;
-pub use storage::{SEEDFALL_SYSCALL, SEEDFALL_UNIX, SUPPORTED};
+pub use storage::{COPIES, SEEDFALL_SYSCALL, SEEDFALL_UNIX, SUPPORTED};
 
 use crate::cache::{hash_hex, write_atomic, Cache};
 use std::path::{Path, PathBuf};
@@ -58,7 +60,7 @@ pub fn prepare(module_root: &Path, net: bool, storage: bool, cache: &Cache, log:
         files.extend(net::files(&root).map_err(|e| format!("go.net: {e}"))?);
     }
     if storage {
-        files.extend(storage::goroot_files(&root));
+        files.extend(storage::goroot_files(&root).map_err(|e| format!("go.storage: {e}"))?);
     }
     let mut args = vec![format!("-overlay={}", write_overlay(&files, cache)?.display())];
     if storage {

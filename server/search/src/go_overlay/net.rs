@@ -2,8 +2,9 @@
 //! package on the simulated network (a `go` recipe with `"net": true`).
 //!
 //! Go's `net` on wasip1 opens sockets on an in-process fake network. The
-//! overlay renames two functions in copies of the toolchain's own files
-//! (`socket` in net_fake.go, `(*netFD).accept` in fd_fake.go) and adds
+//! overlay renames functions in copies of the toolchain's own files
+//! (`socket` in net_fake.go, `(*netFD).accept` in fd_fake.go, the TCP
+//! keepalive options in sockopt_fake.go and tcpsockopt_stub.go) and adds
 //! `sdk/go/overlay/net_seedfall_wasip1.go`, which defines them again on the
 //! host's socket calls. Go's source is patched at build time from the
 //! toolchain that builds, never copied into this repository, and a patch
@@ -20,6 +21,14 @@ pub const SEEDFALL_NET: &str = include_str!("../../../../sdk/go/overlay/net_seed
 const RENAMES: &[(&str, &str, &str)] = &[
     ("net_fake.go", "func socket(", "func fakeSocket("),
     ("fd_fake.go", "func (fd *netFD) accept(", "func (fd *netFD) fakeAccept("),
+    // wasip1 refuses TCP keepalive (ENOPROTOOPT); servers that check the
+    // error of SetKeepAlive (etcd since v3.5.5) then refuse every
+    // connection. Ours accepts the options: the simulated network sends no
+    // probes.
+    ("sockopt_fake.go", "func setKeepAlive(", "func fakeSetKeepAlive("),
+    ("tcpsockopt_stub.go", "func setKeepAliveIdle(", "func fakeSetKeepAliveIdle("),
+    ("tcpsockopt_stub.go", "func setKeepAliveInterval(", "func fakeSetKeepAliveInterval("),
+    ("tcpsockopt_stub.go", "func setKeepAliveCount(", "func fakeSetKeepAliveCount("),
 ];
 
 /// `text` with the one line starting with `old` starting with `new`.
@@ -44,10 +53,14 @@ pub(super) fn rename(text: &str, old: &str, new: &str) -> Option<String> {
 /// The files of the net overlay: (path in GOROOT, content to see there).
 pub fn files(goroot: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     let src = goroot.join("src/net");
-    let mut out = Vec::new();
+    // One file may take several renames: they apply in turn to one copy.
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
     for (file, old, new) in RENAMES {
         let path = src.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e} (is this Go 1.22 or newer?)", path.display()))?;
+        let text = match out.iter().position(|(p, _)| *p == path) {
+            Some(i) => out.remove(i).1,
+            None => std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e} (is this Go 1.22 or newer?)", path.display()))?,
+        };
         let patched = rename(&text, old, new).ok_or_else(|| {
             format!("\"{old}\" is not exactly once at the start of a line in {}: this Go release changed its net package, and the overlay needs updating", path.display())
         })?;

@@ -10,8 +10,13 @@
 //!   constants its other architectures define, with wasm's 32-bit address
 //!   space in mind) or an edit of its wasip1 stub (`PATCHES`).
 //!
-//! Modules are patched as copies in the cache, made from the module cache
-//! the build uses, and reached through a `replace` in an alternate go.mod.
+//! Modules are patched as copies made from the module cache the build uses,
+//! kept in the program's module folder under `.seedfall/go-storage`, and
+//! reached through a relative `replace` in an alternate go.mod. Relative,
+//! because Go writes each replacement's path into the binary (its build
+//! info): a copy at an absolute path, in a cache that moves with the config
+//! or the checkout, made the same program a different binary, whose runs
+//! then differ, so a committed schedule replayed differently elsewhere.
 use crate::cache::{hash_hex, write_atomic, Cache};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,9 +51,15 @@ const BOLT_MADVISE: (&str, &str, &str) = (
     "\treturn syscall.Madvise(b, advice)",
 );
 
+const LOGRUS_WASIP1: &str = "// Added by seedfall's storage overlay: logrus has no wasip1 terminal check.\npackage logrus\n\n// isTerminal: a guest's output is never a terminal.\nfunc isTerminal(fd int) bool {\n\treturn false\n}\n";
+
+const SYSTEMD_JOURNAL_WASIP1: &str = "// Added by seedfall's storage overlay: a guest has no systemd journal.\npackage journal\n\nimport \"errors\"\n\nfunc Enabled() bool {\n\treturn false\n}\n\nfunc Send(message string, priority Priority, vars map[string]string) error {\n\treturn errors.New(\"could not initialize socket to journald\")\n}\n";
+
+const ETCD_SOCKOPT_WASIP1: &str = "// Added by seedfall's storage overlay: wasip1 sockets take no options.\npackage transport\n\nimport (\n\t\"fmt\"\n\t\"syscall\"\n)\n\nfunc setReusePort(network, address string, c syscall.RawConn) error {\n\treturn fmt.Errorf(\"port reuse is not supported on wasip1\")\n}\n\nfunc setReuseAddress(network, addr string, conn syscall.RawConn) error {\n\treturn fmt.Errorf(\"address reuse is not supported on wasip1\")\n}\n";
+
 /// The libraries the overlay knows, and what each gets.
 pub const SUPPORTED: &[Patch] = &[
-    Patch { module: "golang.org/x/sys", tested: &["v0.13.0", "v0.29.0", "v0.49.0"], adds: &[("unix/unix_seedfall_wasip1.go", SEEDFALL_UNIX)], edits: &[], why: "x/sys/unix has no wasip1 files: the subset storage libraries call" },
+    Patch { module: "golang.org/x/sys", tested: &["v0.0.0-20210615035016-665e8c7367d1", "v0.13.0", "v0.29.0", "v0.49.0"], adds: &[("unix/unix_seedfall_wasip1.go", SEEDFALL_UNIX)], edits: &[], why: "x/sys/unix has no wasip1 files: the subset storage libraries call" },
     Patch { module: "go.etcd.io/bbolt", tested: &["v1.4.3", "v1.5.0"], adds: &[("internal/common/bolt_wasm.go", BBOLT_COMMON_WASM)], edits: &[], why: "no wasm architecture file (MaxMapSize, MaxAllocSize)" },
     Patch {
         module: "github.com/dgraph-io/ristretto/v2",
@@ -83,13 +94,60 @@ pub const SUPPORTED: &[Patch] = &[
         ],
         why: "no wasm maxArrayLen, and no wasip1 file system: its Unix one (files, fcntl locks, statfs, errors) with the overlay's x/sys/unix",
     },
+    // What the embedded etcd server (go.etcd.io/etcd/server/v3/embed) needs
+    // besides bbolt and x/sys.
+    Patch { module: "github.com/sirupsen/logrus", tested: &["v1.7.0"], adds: &[("terminal_check_wasip1.go", LOGRUS_WASIP1)], edits: &[], why: "no wasip1 isTerminal (its Unix file names linux, aix and the BSDs)" },
+    Patch {
+        module: "github.com/coreos/go-systemd/v22",
+        tested: &["v22.3.2"],
+        adds: &[("journal/journal_wasip1.go", SYSTEMD_JOURNAL_WASIP1)],
+        edits: &[("journal/journal_unix.go", "// +build !windows\n", "// +build !windows,!wasip1\n")],
+        why: "its journal client needs syscall.UnixRights: on wasip1 there is no journal, as on Windows",
+    },
+    ETCD_CLIENT_PKG_35,
+    ETCD_SERVER_35,
     Patch { module: "github.com/boltdb/bolt", tested: &["v1.3.1"], adds: &[("bolt_wasm.go", BOLT_WASM)], edits: &[BOLT_MADVISE], why: "no wasm architecture file (maxMapSize, maxAllocSize, brokenUnaligned); madvise through syscall.Syscall" },
 ];
 
 /// bbolt before v1.4 keeps its architecture constants in the root package;
 /// its older releases also call madvise through syscall.Syscall.
-const BBOLT_13: Patch = Patch { module: "go.etcd.io/bbolt", tested: &["v1.3.11"], adds: &[("bolt_wasm.go", BBOLT13_WASM)], edits: &[], why: "no wasm architecture file (maxMapSize, maxAllocSize)" };
+const BBOLT_13: Patch = Patch { module: "go.etcd.io/bbolt", tested: &["v1.3.6", "v1.3.11"], adds: &[("bolt_wasm.go", BBOLT13_WASM)], edits: &[], why: "no wasm architecture file (maxMapSize, maxAllocSize)" };
 const BBOLT_13_SYSCALL: Patch = Patch { module: "go.etcd.io/bbolt", tested: &["v1.3.5"], adds: &[("bolt_wasm.go", BBOLT13_WASM)], edits: &[BOLT_MADVISE], why: "no wasm architecture file (maxMapSize, maxAllocSize); madvise through syscall.Syscall" };
+
+/// etcd's client/pkg before v3.5.6 (v3.5.6 excludes solaris too; v3.6 has
+/// its own wasm file and needs nothing).
+const ETCD_CLIENT_PKG_35: Patch = Patch {
+    module: "go.etcd.io/etcd/client/pkg/v3",
+    tested: &["v3.5.4", "v3.5.5"],
+    adds: &[("transport/sockopt_wasip1.go", ETCD_SOCKOPT_WASIP1)],
+    edits: &[("transport/sockopt_unix.go", "//go:build !windows\n// +build !windows\n", "//go:build !windows && !wasip1\n// +build !windows,!wasip1\n")],
+    why: "its Unix socket options (SO_REUSEPORT, SO_REUSEADDR) do not exist on wasip1: they are refused, as on Windows",
+};
+const ETCD_CLIENT_PKG_356: Patch = Patch {
+    module: "go.etcd.io/etcd/client/pkg/v3",
+    tested: &["v3.5.6", "v3.5.7"],
+    adds: &[("transport/sockopt_wasip1.go", ETCD_SOCKOPT_WASIP1)],
+    edits: &[("transport/sockopt_unix.go", "//go:build !windows && !solaris\n// +build !windows,!solaris\n", "//go:build !windows && !solaris && !wasip1\n// +build !windows,!solaris,!wasip1\n")],
+    why: "its Unix socket options (SO_REUSEPORT, SO_REUSEADDR) do not exist on wasip1: they are refused, as on Windows",
+};
+const ETCD_MMAP_WHY: &str = "its backend maps 10 GiB of bbolt up front, more than wasm's 4 GiB of memory: 16 MiB, grown by bbolt as on any platform";
+/// etcd's server before v3.6 keeps its backend in mvcc/backend.
+const ETCD_SERVER_35: Patch = Patch {
+    module: "go.etcd.io/etcd/server/v3",
+    tested: &["v3.5.4", "v3.5.5", "v3.5.6", "v3.5.7"],
+    adds: &[],
+    edits: &[("mvcc/backend/backend.go", "initialMmapSize = uint64(10 * 1024 * 1024 * 1024)", "initialMmapSize = uint64(16 * 1024 * 1024) // seedfall's storage overlay: wasm's memory is 4 GiB; bbolt grows the map as the file grows")],
+    why: ETCD_MMAP_WHY,
+};
+/// v3.6 (tests/guests/go-etcdwal builds with it; its embedded server is not
+/// run here).
+const ETCD_SERVER_36: Patch = Patch {
+    module: "go.etcd.io/etcd/server/v3",
+    tested: &["v3.6.16"],
+    adds: &[],
+    edits: &[("storage/backend/backend.go", "InitialMmapSize = uint64(10 * 1024 * 1024 * 1024)", "InitialMmapSize = uint64(16 * 1024 * 1024) // seedfall's storage overlay: wasm's memory is 4 GiB; bbolt grows the map as the file grows")],
+    why: ETCD_MMAP_WHY,
+};
 
 /// The patch for a module of the build, if it is one the overlay knows.
 /// `dir` is the module's folder (some versions of one module differ).
@@ -98,13 +156,30 @@ fn patch_for(module: &str, version: &str, dir: impl FnOnce() -> Option<PathBuf>)
         let old_madvise = dir().and_then(|d| std::fs::read_to_string(d.join("bolt_unix.go")).ok()).is_some_and(|t| t.contains("SYS_MADVISE"));
         return Some(if old_madvise { &BBOLT_13_SYSCALL } else { &BBOLT_13 });
     }
+    if module == "go.etcd.io/etcd/client/pkg/v3" {
+        let d = dir()?;
+        if d.join("transport/sockopt_wasm.go").is_file() {
+            return None;
+        }
+        let unix = std::fs::read_to_string(d.join("transport/sockopt_unix.go")).unwrap_or_default();
+        return Some(if unix.contains("!windows && !solaris") { &ETCD_CLIENT_PKG_356 } else { &ETCD_CLIENT_PKG_35 });
+    }
+    if module == "github.com/sirupsen/logrus" {
+        // Newer logrus releases (v1.9.4 here) have their own wasip1 terminal check.
+        return if dir().is_some_and(|d| d.join("terminal_check_wasip1.go").is_file()) { None } else { SUPPORTED.iter().find(|p| p.module == module) };
+    }
+    if module == "go.etcd.io/etcd/server/v3" {
+        return Some(if dir().is_some_and(|d| d.join("storage/backend/backend.go").is_file()) { &ETCD_SERVER_36 } else { &ETCD_SERVER_35 });
+    }
     SUPPORTED.iter().find(|p| p.module == module)
 }
 
 /// Hash of everything the overlay adds: part of every storage build's fingerprint.
 pub fn version_hash() -> String {
-    let mut parts: Vec<&[u8]> = vec![SEEDFALL_SYSCALL.as_bytes()];
-    for p in SUPPORTED.iter().chain([&BBOLT_13, &BBOLT_13_SYSCALL]) {
+    // Where the copies are and how they are named is part of the binary (its
+    // build info), so a change of layout is a change of the overlay.
+    let mut parts: Vec<&[u8]> = vec![SEEDFALL_SYSCALL.as_bytes(), COPIES.as_bytes(), b"replace => ./"];
+    for p in SUPPORTED.iter().chain([&BBOLT_13, &BBOLT_13_SYSCALL, &ETCD_CLIENT_PKG_356, &ETCD_SERVER_36]) {
         parts.push(p.module.as_bytes());
         for (path, content) in p.adds {
             parts.push(path.as_bytes());
@@ -117,10 +192,15 @@ pub fn version_hash() -> String {
     hash_hex(&parts)
 }
 
-/// The syscall file, for the standard library overlay.
-pub fn goroot_files(goroot: &Path) -> Vec<(PathBuf, String)> {
+/// The standard library's part: our syscall file, and wasip1's own file
+/// system calls with `Fsync` renamed to `hostFsync` (ours yields first).
+pub fn goroot_files(goroot: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     let ours = super::net::rename(SEEDFALL_SYSCALL, "//go:build ignore", "//go:build wasip1").expect("syscall_seedfall_wasip1.go has one //go:build ignore line");
-    vec![(goroot.join("src/syscall/syscall_seedfall_wasip1.go"), ours)]
+    let fs = goroot.join("src/syscall/fs_wasip1.go");
+    let text = std::fs::read_to_string(&fs).map_err(|e| format!("cannot read {}: {e} (is this Go 1.22 or newer?)", fs.display()))?;
+    let renamed = super::net::rename(&text, "func Fsync(", "func hostFsync(")
+        .ok_or_else(|| format!("\"func Fsync(\" is not exactly once at the start of a line in {}: this Go release changed its syscall package, and the overlay needs updating", fs.display()))?;
+    Ok(vec![(goroot.join("src/syscall/syscall_seedfall_wasip1.go"), ours), (fs, renamed)])
 }
 
 struct Module {
@@ -236,13 +316,22 @@ fn apply(patch: &Patch, dir: &Path, version: &str) -> Result<(), String> {
 }
 
 /// The patched copy of one module, made once per version and patch.
-fn patched_copy(module_root: &Path, m: &Module, patch: &Patch, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<PathBuf, String> {
+/// Where the patched copies of a module's dependencies live: inside the
+/// module's own folder, so the relative `replace` path Go records in the
+/// binary is the same wherever the checkout or the config is.
+pub const COPIES: &str = ".seedfall/go-storage";
+
+/// The patched copy of one module, made once per version and patch; the
+/// name is its path relative to `module_root`.
+fn patched_copy(module_root: &Path, m: &Module, patch: &Patch, log: &mut dyn FnMut(&str)) -> Result<String, String> {
     let escaped: String = m.path.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
     let key = hash_hex(&[m.path.as_bytes(), m.version.as_bytes(), version_hash().as_bytes()]);
-    let dir = cache.path("go-storage", &format!("{escaped}@{}-{}", m.version, &key[..12]));
+    let rel = format!("./{COPIES}/{escaped}@{}-{}", m.version, &key[..12]);
+    let dir = module_root.join(COPIES).join(format!("{escaped}@{}-{}", m.version, &key[..12]));
     if dir.join(".complete").is_file() {
-        return Ok(dir);
+        return Ok(rel);
     }
+    std::fs::create_dir_all(module_root.join(COPIES)).map_err(|e| format!("cannot create {}: {e}", module_root.join(COPIES).display()))?;
     if !patch.tested.contains(&m.version.as_str()) {
         log(&format!("storage overlay: {}@{} is not a tested version ({}); patching it anyway", m.path, m.version, patch.tested.join(", ")));
     }
@@ -266,32 +355,22 @@ fn patched_copy(module_root: &Path, m: &Module, patch: &Patch, cache: &Cache, lo
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    Ok(dir)
+    Ok(rel)
 }
 
-/// The program's go.mod with relative replacement paths made absolute (the
-/// copy lives elsewhere) and `extra` replace lines after it.
-fn alternate_go_mod(text: &str, module_root: &Path, extra: &[(String, PathBuf)]) -> String {
+/// The program's go.mod with `extra` replace lines (relative paths) after
+/// it. Its own relative replacements stay as they are: Go resolves them
+/// against the module's folder even when the go.mod is read through
+/// `-modfile` from elsewhere, and records them in the binary as written.
+fn alternate_go_mod(text: &str, extra: &[(String, String)]) -> String {
     let mut out = String::new();
     for line in text.lines() {
-        match line.split_once("=>") {
-            Some((left, right)) => {
-                let target = right.trim();
-                if target.starts_with("./") || target.starts_with("../") || target == "." || target == ".." {
-                    out.push_str(&format!("{left}=> {}\n", module_root.join(target).display()));
-                } else {
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
+        out.push_str(line);
+        out.push('\n');
     }
-    for (module, dir) in extra {
-        out.push_str(&format!("replace {module} => {}\n", dir.display()));
+    for (module, rel) in extra {
+        assert!(rel.starts_with("./"), "a patched copy is named relative to the module: {rel}");
+        out.push_str(&format!("replace {module} => {rel}\n"));
     }
     out
 }
@@ -306,14 +385,14 @@ pub fn modfile(module_root: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> 
             log(&format!("storage overlay: {} is replaced by the program's go.mod; it is used as it is", m.path));
             continue;
         }
-        extra.push((m.path.clone(), patched_copy(module_root, &m, patch, cache, log)?));
+        extra.push((m.path.clone(), patched_copy(module_root, &m, patch, log)?));
     }
     if extra.is_empty() {
         return Ok(None);
     }
     let go_mod = std::fs::read_to_string(module_root.join("go.mod")).map_err(|e| format!("cannot read {}: {e}", module_root.join("go.mod").display()))?;
     let go_sum = std::fs::read(module_root.join("go.sum")).unwrap_or_default();
-    let text = alternate_go_mod(&go_mod, module_root, &extra);
+    let text = alternate_go_mod(&go_mod, &extra);
     let dir = cache.path("go-modfile", &hash_hex(&[text.as_bytes(), &go_sum]));
     let (mod_path, sum_path) = (dir.join("go.mod"), dir.join("go.sum"));
     if !mod_path.is_file() {
@@ -329,12 +408,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn relative_replacements_become_absolute() {
+    fn replacements_stay_relative_so_the_binary_names_no_path_of_this_machine() {
         let text = "module m\n\nrequire x v1\n\nreplace seedfall.dev/sdk => ../../sdk/go\nreplace y => z v1.2.0\n";
-        let out = alternate_go_mod(text, Path::new("/w/ex"), &[("go.etcd.io/bbolt".into(), PathBuf::from("/c/bbolt"))]);
-        assert!(out.contains("replace seedfall.dev/sdk => /w/ex/../../sdk/go\n"), "{out}");
+        let out = alternate_go_mod(text, &[("go.etcd.io/bbolt".into(), "./.seedfall/go-storage/go.etcd.io_bbolt@v1.3.6-abc".into())]);
+        assert!(out.contains("replace seedfall.dev/sdk => ../../sdk/go\n"), "{out}");
         assert!(out.contains("replace y => z v1.2.0\n"));
-        assert!(out.ends_with("replace go.etcd.io/bbolt => /c/bbolt\n"));
+        assert!(out.ends_with("replace go.etcd.io/bbolt => ./.seedfall/go-storage/go.etcd.io_bbolt@v1.3.6-abc\n"));
     }
 
     #[test]
@@ -349,5 +428,36 @@ mod tests {
         assert!(apply(bbolt, &dir, "v9.9.9").unwrap_err().contains("laid out differently"));
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(patch_for("go.etcd.io/bbolt", "v1.3.11", || None).unwrap().adds[0].0, "bolt_wasm.go");
+    }
+
+    #[test]
+    fn etcd_releases_get_the_patch_their_layout_needs() {
+        let dir = std::env::temp_dir().join(format!("seedfall-etcd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("transport")).unwrap();
+        let pick = |v: &str| patch_for("go.etcd.io/etcd/client/pkg/v3", v, || Some(dir.clone())).map(|p| p.tested);
+        std::fs::write(dir.join("transport/sockopt_unix.go"), "//go:build !windows\n// +build !windows\n").unwrap();
+        assert_eq!(pick("v3.5.4"), Some(ETCD_CLIENT_PKG_35.tested));
+        std::fs::write(dir.join("transport/sockopt_unix.go"), "//go:build !windows && !solaris\n// +build !windows,!solaris\n").unwrap();
+        assert_eq!(pick("v3.5.7"), Some(ETCD_CLIENT_PKG_356.tested));
+        // v3.6 builds for wasm by itself.
+        std::fs::write(dir.join("transport/sockopt_wasm.go"), "package transport\n").unwrap();
+        assert_eq!(pick("v3.6.16"), None);
+        assert_eq!(patch_for("go.etcd.io/etcd/server/v3", "v3.5.4", || Some(dir.clone())).unwrap().edits[0].0, "mvcc/backend/backend.go");
+        std::fs::create_dir_all(dir.join("storage/backend")).unwrap();
+        std::fs::write(dir.join("storage/backend/backend.go"), "package backend\n").unwrap();
+        assert_eq!(patch_for("go.etcd.io/etcd/server/v3", "v3.6.16", || Some(dir.clone())).unwrap().edits[0].0, "storage/backend/backend.go");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_logrus_with_its_own_wasip1_file_is_left_alone() {
+        let dir = std::env::temp_dir().join(format!("seedfall-logrus-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(patch_for("github.com/sirupsen/logrus", "v1.7.0", || Some(dir.clone())).map(|p| p.module), Some("github.com/sirupsen/logrus"));
+        std::fs::write(dir.join("terminal_check_wasip1.go"), "package logrus\n").unwrap();
+        assert!(patch_for("github.com/sirupsen/logrus", "v1.9.4", || Some(dir.clone())).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
