@@ -9,7 +9,15 @@
 // once the job it published was delivered to the worker and acknowledged.
 //
 // The bugzoo folders nats-6600 and nats-6881 build it against the releases
-// with and without each bug; only their go.mod files differ.
+// with and without each bug; only their go.mod files differ. Two flags are
+// off by default (nats-6600 passes neither): -clean-restarts has the server
+// node shut the embedded server down cleanly and start it again now and
+// then, as a maintenance window or a rolling upgrade does, and -job-pause
+// sets the client's pause between jobs (by default 1 to 5 ms) for runs of
+// several virtual minutes. -sync-always=false runs the server at
+// nats-server's default durability (a sync every 2 minutes) instead of
+// sync_always, which nats-server documents as losing what was acknowledged
+// since the last sync on a power loss.
 package workqueue
 
 import (
@@ -39,12 +47,15 @@ func Main() {
 	role := flag.String("role", "client", "nats | client")
 	addr := flag.String("server", "nats://nats:4222", "the server's URL (client)")
 	jobs := flag.Int("jobs", 100, "jobs the client publishes")
+	restarts := flag.Duration("clean-restarts", 0, "the server is shut down cleanly and started again about this often (0: never)")
+	pause := flag.Duration("job-pause", 0, "the client's pause between jobs (0: 1 to 5 ms)")
+	syncAlways := flag.Bool("sync-always", true, "the server syncs every write (sync_always); false: nats-server's default sync interval")
 	flag.Parse()
 	switch *role {
 	case "nats":
-		runServer()
+		runServer(*restarts, *syncAlways)
 	case "client":
-		runClient(*addr, *jobs)
+		runClient(*addr, *jobs, *pause)
 	default:
 		fmt.Fprintf(os.Stderr, "workqueue: unknown -role %q\n", *role)
 		os.Exit(2)
@@ -60,21 +71,24 @@ func (logger) Fatalf(f string, v ...any) { fmt.Printf("[FTL] "+f+"\n", v...); os
 func (logger) Debugf(string, ...any)     {}
 func (logger) Tracef(string, ...any)     {}
 
-func runServer() {
-	opts := &server.Options{
+func serverOptions(syncAlways bool) *server.Options {
+	return &server.Options{
 		ServerName:         "nats",
 		Host:               "0.0.0.0",
 		Port:               4222,
 		JetStream:          true,
 		StoreDir:           "/data/js",
-		SyncAlways:         true,
+		SyncAlways:         syncAlways,
 		JetStreamMaxMemory: 16 << 20,
 		JetStreamMaxStore:  256 << 20,
 		NoSigs:             true,
 		MaxPayload:         4096,
 		ClientAdvertise:    "nats:4222",
 	}
-	s, err := server.NewServer(opts)
+}
+
+func startServer(syncAlways bool) *server.Server {
+	s, err := server.NewServer(serverOptions(syncAlways))
 	if err != nil {
 		fmt.Println("new server:", err)
 		os.Exit(1)
@@ -86,7 +100,26 @@ func runServer() {
 		os.Exit(1)
 	}
 	fmt.Println("nats: ready")
-	s.WaitForShutdown()
+	return s
+}
+
+// runServer runs the embedded server. With every > 0 it also shuts the
+// server down cleanly (Shutdown, as on SIGTERM) after a random stretch of
+// every/2 to 3*every/2 and starts it again on the same store, for the life
+// of the instance.
+func runServer(every time.Duration, syncAlways bool) {
+	s := startServer(syncAlways)
+	if every <= 0 {
+		s.WaitForShutdown()
+		return
+	}
+	for n := 1; ; n++ {
+		time.Sleep(every/2 + time.Duration(sim.RandomIntN(int(every/time.Millisecond)+1))*time.Millisecond)
+		s.Shutdown()
+		s.WaitForShutdown()
+		fmt.Printf("nats: clean shutdown %d\n", n)
+		s = startServer(syncAlways)
+	}
 }
 
 func recallInt(key string) int {
@@ -100,7 +133,7 @@ func recallInt(key string) int {
 
 func remember(key string, n int) { sim.Remember(key, []byte(strconv.Itoa(n))) }
 
-func runClient(url string, jobs int) {
+func runClient(url string, jobs int, pause time.Duration) {
 	nc, err := nats.Connect(url,
 		nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1),
 		nats.ReconnectWait(20*time.Millisecond), nats.Timeout(500*time.Millisecond))
@@ -176,7 +209,11 @@ func runClient(url string, jobs int) {
 				cancel()
 			}
 		}
-		time.Sleep(time.Duration(1+sim.RandomIntN(5)) * time.Millisecond)
+		if pause > 0 {
+			time.Sleep(pause)
+		} else {
+			time.Sleep(time.Duration(1+sim.RandomIntN(5)) * time.Millisecond)
+		}
 	}
 	sim.Reachable("every job delivered", nil)
 	fmt.Printf("client: %d jobs published and delivered, highest seq %d\n", jobs, highest)
