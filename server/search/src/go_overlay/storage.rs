@@ -315,7 +315,6 @@ fn apply(patch: &Patch, dir: &Path, version: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The patched copy of one module, made once per version and patch.
 /// Where the patched copies of a module's dependencies live: inside the
 /// module's own folder, so the relative `replace` path Go records in the
 /// binary is the same wherever the checkout or the config is.
@@ -326,12 +325,13 @@ pub const COPIES: &str = ".seedfall/go-storage";
 fn patched_copy(module_root: &Path, m: &Module, patch: &Patch, log: &mut dyn FnMut(&str)) -> Result<String, String> {
     let escaped: String = m.path.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '_' }).collect();
     let key = hash_hex(&[m.path.as_bytes(), m.version.as_bytes(), version_hash().as_bytes()]);
-    let rel = format!("./{COPIES}/{escaped}@{}-{}", m.version, &key[..12]);
-    let dir = module_root.join(COPIES).join(format!("{escaped}@{}-{}", m.version, &key[..12]));
+    let name = format!("{escaped}@{}-{}", m.version, &key[..12]);
+    let (copies, rel) = (module_root.join(COPIES), format!("./{COPIES}/{name}"));
+    let dir = copies.join(&name);
     if dir.join(".complete").is_file() {
         return Ok(rel);
     }
-    std::fs::create_dir_all(module_root.join(COPIES)).map_err(|e| format!("cannot create {}: {e}", module_root.join(COPIES).display()))?;
+    std::fs::create_dir_all(&copies).map_err(|e| format!("cannot create {}: {e}", copies.display()))?;
     if !patch.tested.contains(&m.version.as_str()) {
         log(&format!("storage overlay: {}@{} is not a tested version ({}); patching it anyway", m.path, m.version, patch.tested.join(", ")));
     }
