@@ -50,22 +50,31 @@ pub(super) fn rename(text: &str, old: &str, new: &str) -> Option<String> {
     Some(out)
 }
 
-/// The files of the net overlay: (path in GOROOT, content to see there).
-pub fn files(goroot: &Path) -> Result<Vec<(PathBuf, String)>, String> {
-    let src = goroot.join("src/net");
-    // One file may take several renames: they apply in turn to one copy.
+/// Copies of the toolchain's files in `src` (a folder of GOROOT holding
+/// package `package`) with `renames` applied: (path in GOROOT, content to
+/// see there). One file may take several renames; they apply in turn to one
+/// copy. A rename that does not match exactly one line is an error naming
+/// the file.
+pub(super) fn renamed_files(src: &Path, package: &str, renames: &[(&str, &str, &str)]) -> Result<Vec<(PathBuf, String)>, String> {
     let mut out: Vec<(PathBuf, String)> = Vec::new();
-    for (file, old, new) in RENAMES {
+    for (file, old, new) in renames {
         let path = src.join(file);
         let text = match out.iter().position(|(p, _)| *p == path) {
             Some(i) => out.remove(i).1,
             None => std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e} (is this Go 1.22 or newer?)", path.display()))?,
         };
         let patched = rename(&text, old, new).ok_or_else(|| {
-            format!("\"{old}\" is not exactly once at the start of a line in {}: this Go release changed its net package, and the overlay needs updating", path.display())
+            format!("\"{old}\" is not exactly once at the start of a line in {}: this Go release changed its {package} package, and the overlay needs updating", path.display())
         })?;
         out.push((path, patched));
     }
+    Ok(out)
+}
+
+/// The files of the net overlay: (path in GOROOT, content to see there).
+pub fn files(goroot: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+    let src = goroot.join("src/net");
+    let mut out = renamed_files(&src, "net", RENAMES)?;
     let ours = rename(SEEDFALL_NET, "//go:build ignore", "//go:build wasip1").expect("net_seedfall_wasip1.go has one //go:build ignore line");
     out.push((src.join("net_seedfall_wasip1.go"), ours));
     Ok(out)

@@ -196,11 +196,9 @@ pub fn version_hash() -> String {
 /// system calls with `Fsync` renamed to `hostFsync` (ours yields first).
 pub fn goroot_files(goroot: &Path) -> Result<Vec<(PathBuf, String)>, String> {
     let ours = super::net::rename(SEEDFALL_SYSCALL, "//go:build ignore", "//go:build wasip1").expect("syscall_seedfall_wasip1.go has one //go:build ignore line");
-    let fs = goroot.join("src/syscall/fs_wasip1.go");
-    let text = std::fs::read_to_string(&fs).map_err(|e| format!("cannot read {}: {e} (is this Go 1.22 or newer?)", fs.display()))?;
-    let renamed = super::net::rename(&text, "func Fsync(", "func hostFsync(")
-        .ok_or_else(|| format!("\"func Fsync(\" is not exactly once at the start of a line in {}: this Go release changed its syscall package, and the overlay needs updating", fs.display()))?;
-    Ok(vec![(goroot.join("src/syscall/syscall_seedfall_wasip1.go"), ours), (fs, renamed)])
+    let mut out = super::net::renamed_files(&goroot.join("src/syscall"), "syscall", &[("fs_wasip1.go", "func Fsync(", "func hostFsync(")])?;
+    out.insert(0, (goroot.join("src/syscall/syscall_seedfall_wasip1.go"), ours));
+    Ok(out)
 }
 
 struct Module {
