@@ -151,23 +151,40 @@ fn config_node(instance: &str) -> String {
     instance.split('#').next().unwrap_or(instance).to_string()
 }
 
-/// A path with each run of digits as `#`: a log's segments, a store's
-/// blocks and a stream's numbered files are one place each.
+/// A path with each number as `#`: a run of hex digits holding at least
+/// one decimal digit (`12`, `00000000000000fd`), so a log's segments, a
+/// store's blocks and a stream's numbered files are one place each.
 fn path_class(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
-    let mut in_digits = false;
-    for c in path.chars() {
-        if c.is_ascii_digit() {
-            if !in_digits {
-                out.push('#');
-            }
-            in_digits = true;
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.chars().any(|c| c.is_ascii_digit()) {
+            out.push('#');
         } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in path.chars() {
+        if c.is_ascii_hexdigit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
             out.push(c);
-            in_digits = false;
         }
     }
+    flush(&mut run, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbered_files_are_one_place() {
+        assert_eq!(super::path_class("/data/member/wal/0000000000000000-00000000000000fd.wal"), "/data/member/wal/#-#.wal");
+        assert_eq!(super::path_class("/data/js/jetstream/$G/streams/ORDERS/msgs/12.blk"), "/data/js/jetstream/$G/streams/ORDERS/msgs/#.blk");
+        assert_eq!(super::path_class("/data/feed/meta.inf"), "/data/feed/meta.inf", "letters that read as hex, without a digit, stay");
+    }
 }
 
 /// What one loss of a crash says as a signal.
