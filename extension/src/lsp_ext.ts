@@ -28,7 +28,10 @@ export interface Failure {
 export interface Round {
   round: number; runs: number; new_signals: string[]; signals: number; new_functions: number; functions: number;
   corpus: number; failures: number; elapsed_ms: number;
+  /** Per operator that made children (fresh, branch, rekey, faults): its share in millionths and what its children yielded. */
+  operators?: OperatorRound[];
 }
+export interface OperatorRound { operator: string; share_ppm: number; children: number; new_signals: number; failures: number; worth: number }
 export interface RoundsOfConfig { config: string; rounds: Round[] }
 export interface CorpusOfConfig { config: string; entries: { id: string; seed: number; reached: { signal: Record<string, unknown>; at_ns?: number }[] }[]; stale: string[] }
 export interface Property { message: string; kind: string; runs_hit: number; runs_true: number; runs_false: number; source?: Source | null }

@@ -2,7 +2,7 @@
 // daemon's seedfall/* requests and refreshed on its notifications.
 import * as vscode from 'vscode';
 import * as path from 'path';
-import type { Failure, CorpusOfConfig, RoundsOfConfig, PropertiesOfConfig, Property } from './lsp_ext';
+import type { Failure, CorpusOfConfig, RoundsOfConfig, PropertiesOfConfig, Property, OperatorRound } from './lsp_ext';
 
 export type Fetch = <T>(method: string) => Promise<T>;
 
@@ -81,13 +81,26 @@ export function describeSignal(s: Record<string, unknown>): string {
   }
 }
 
+/** One operator's children in a round: `branch: 5 children, +3 new, 1 failed (share 62%)`. */
+export function operatorItem(o: OperatorRound): Item {
+  const notes = [`${o.children} ${o.children === 1 ? 'child' : 'children'}`];
+  if (o.new_signals > 0) notes.push(`+${o.new_signals} new`);
+  if (o.failures > 0) notes.push(`${o.failures} failed`);
+  const item = new Item(`${o.operator}: ${notes.join(', ')}`);
+  item.description = `share ${Math.round(o.share_ppm / 10_000)}%`;
+  return item;
+}
+
 export class RoundsTree extends Tree {
   async load(): Promise<Item[]> {
     const all = await this.fetch<RoundsOfConfig[]>('seedfall/rounds');
     return all.flatMap((c) => c.rounds.map((r) => {
-      const item = new Item(`round ${r.round}`, r.new_signals.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      // Round 1 runs the seed range: its operators say nothing a user asked about.
+      const ops = r.round > 1 ? (r.operators ?? []).filter((o) => o.children > 0) : [];
+      const children = [...ops.map(operatorItem), ...r.new_signals.map((s) => new Item(`new: ${s}`))];
+      const item = new Item(`round ${r.round}`, children.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
       item.description = `runs ${r.runs}  +${r.new_signals.length} signals (${r.signals})  +${r.new_functions} functions (${r.functions})  corpus ${r.corpus}  failures ${r.failures}`;
-      item.children = r.new_signals.map((s) => new Item(`new: ${s}`));
+      item.children = children;
       return item;
     }));
   }

@@ -44,6 +44,23 @@ describe('trees', () => {
     expect(r.description).toBe('runs 32  +1 signals (6)  +2 functions (627)  corpus 5  failures 1');
   });
 
+  it('rounds: what each operator\'s children yielded, before the new signals', async () => {
+    const operators = [
+      { operator: 'fresh', share_ppm: 100000, children: 1, new_signals: 0, failures: 0, worth: 0 },
+      { operator: 'branch', share_ppm: 850000, children: 6, new_signals: 3, failures: 1, worth: 21000 },
+      { operator: 'rekey', share_ppm: 50000, children: 0, new_signals: 0, failures: 0, worth: 0 },
+    ];
+    const rounds = [{ config: 'c', rounds: [{ round: 4, runs: 32, new_signals: ['property "level 6 reached" = true'], signals: 6, new_functions: 2, functions: 627, corpus: 5, failures: 1, elapsed_ms: 1628, operators }] }];
+    const t = new RoundsTree(fetchWith({ 'seedfall/rounds': rounds }));
+    await t.refresh();
+    const [r] = t.getChildren();
+    expect(r.children.map((c) => [c.label, c.description])).toEqual([
+      ['fresh: 1 child', 'share 10%'],
+      ['branch: 6 children, +3 new, 1 failed', 'share 85%'],
+      ['new: property "level 6 reached" = true', undefined],
+    ]);
+  });
+
   it('properties: hits and truth counts; never reached marked', async () => {
     const props = [{ config: 'c', last_run: { seeds: '1-500', runs: 500, failed: 0, properties: [
       { message: 'balance never negative', kind: 'always', runs_hit: 431, runs_true: 431, runs_false: 0, source: { file: '/ws/a.go', line: 9 } },

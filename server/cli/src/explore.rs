@@ -84,6 +84,24 @@ pub fn round_line(r: &Round) -> String {
     )
 }
 
+/// A round's children per operator, with what they yielded:
+/// `fresh 2, branch 5 (+3 new), rekey 1 (1 failed)`.
+pub fn operators_line(r: &Round) -> String {
+    let each = r.operators.iter().filter(|o| o.yielded.children > 0).map(|o| {
+        let y = &o.yielded;
+        let mut notes = Vec::new();
+        if y.new_signals > 0 {
+            notes.push(format!("+{} new", y.new_signals));
+        }
+        if y.failures > 0 {
+            notes.push(format!("{} failed", y.failures));
+        }
+        let notes = if notes.is_empty() { String::new() } else { format!(" ({})", notes.join(", ")) };
+        format!("{} {}{notes}", o.operator.name(), y.children)
+    });
+    each.collect::<Vec<_>>().join(", ")
+}
+
 pub fn main(a: ExploreArgs) -> i32 {
     let seeds = match crate::run::seeds_or_exit(&a.seeds) {
         Ok(s) => s,
@@ -219,6 +237,9 @@ pub fn main(a: ExploreArgs) -> i32 {
         if r.new_signals.len() > 12 {
             println!("    ... and {} more", r.new_signals.len() - 12);
         }
+        if r.round > 1 {
+            println!("    children: {}", operators_line(r));
+        }
         // Only after round 1: there, every function is new.
         if r.round > 1 && !r.new_function_names.is_empty() {
             let more = r.new_functions.saturating_sub(r.new_function_names.len());
@@ -279,6 +300,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         let properties: Vec<&seedfall_search::properties::PropertyTally> = result.properties.by_message.values().collect();
         let mut doc = serde_json::json!({
             "version": 2, "seedfall": env!("CARGO_PKG_VERSION"), "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
+            "operators": result.operators.iter().map(|(op, y)| serde_json::json!({ "operator": op, "children": y.children, "new_signals": y.new_signals, "failures": y.failures, "worth": y.worth })).collect::<Vec<_>>(),
             "stop": result.stop, "failures": failures, "unconfirmed_failures": unconfirmed, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
             "properties": properties, "findings": result.properties.findings(),
         });

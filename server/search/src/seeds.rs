@@ -57,6 +57,16 @@ impl SeedRange {
         }
     }
 
+    /// The `k`-th seed after the range that this shard would own if the
+    /// range went on: where explore's fresh seeds continue a sweep.
+    pub fn after(&self, k: u64) -> u64 {
+        let past = self.last.saturating_add(1);
+        match self.shard {
+            None => past.saturating_add(k),
+            Some(s) => past.saturating_add(s.offset(k)),
+        }
+    }
+
     pub fn with_shard(self, shard: Option<crate::shard::Shard>) -> SeedRange {
         SeedRange { shard, ..self }
     }

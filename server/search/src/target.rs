@@ -77,8 +77,11 @@ pub fn run_each_from(program: &Program, parents: Option<Parents>, schedules: &[S
                 Some((snapshots, base)) => snapshots.run(program, base, schedule, keep_failing_traces),
                 None => seedfall_sim::run(program, schedule, &RunOptions::default()),
             };
-            if !(keep_failing_traces && failed(&o)) {
+            if !keep_failing_traces {
                 o.trace = Vec::new();
+            } else if !failed(&o) {
+                // Explore reads the crashes of a passing run (`signals`).
+                seedfall_sim::trace::keep_only_crashes(&mut o.trace);
             } else {
                 crate::durability::check(program, &mut o, &RunOptions::default());
             }

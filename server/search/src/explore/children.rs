@@ -14,18 +14,22 @@
 //!    weighs (a signal at the run's very end has no future, so is none).
 //!    Weigh each entry by its heaviest moment (an entry others have beaten
 //!    on every signal gets nothing), pick an entry, then one of its moments.
-//! 3. Odds 3 in 5: branch just after that signal happened and re-key every
-//!    stream: the child replays the entry up to the rare state and lives a
-//!    different future from there. (For a watermark's best value, half the
-//!    time at a random moment in the half of the run before it: a best
-//!    value reached near the end leaves nothing to climb with.)
-//! 4. Odds 1 in 5: re-key one stream the entry drew from (re-keying another
+//! 3. The operator (`operators`) comes from the round's shares.
+//!    **fresh**: a new seed from the start. **branch**: just after the
+//!    chosen signal, re-key every stream: the child replays the entry up to
+//!    the rare state and lives a different future from there, with the
+//!    faults still to come drawn again when the entry's were drawn from the
+//!    config's rates. (For a watermark's best value, half the time at a
+//!    random moment in the half of the run before it: a best value reached
+//!    near the end leaves nothing to climb with.)
+//! 4. **rekey**: re-key one stream the entry drew from (re-keying another
 //!    changes nothing) at a random moment after the signal, nearer it more
-//!    often.
-//! 5. Otherwise add, remove or shift a fault; with no fault family in the
-//!    config and none in the entry, branch as in 3.
+//!    often; with none, branch as in 3.
+//! 5. **faults**: add, remove or shift a fault; with nothing to add, remove
+//!    or shift, branch as in 3.
 use super::corpus::Corpus;
 use super::growth::Growth;
+use super::operators::Operator;
 use super::signals::Signal;
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
@@ -34,6 +38,9 @@ use seedfall_sim::{Branch, Config, Fault, Schedule};
 
 pub struct Chooser {
     rng: ChaCha20Rng,
+    /// The seed range of round 1, and the fresh seeds drawn after it.
+    seeds: crate::seeds::SeedRange,
+    fresh: u64,
 }
 
 /// The weight of the newest, rarest signal; each discovery event since
@@ -113,10 +120,10 @@ impl Plan {
 }
 
 impl Chooser {
-    pub fn new(explore_seed: u64) -> Chooser {
+    pub fn new(explore_seed: u64, seeds: crate::seeds::SeedRange) -> Chooser {
         let mut rng = ChaCha20Rng::seed_from_u64(explore_seed);
         rng.set_stream(0x6578_706c_6f72_65);
-        Chooser { rng }
+        Chooser { rng, seeds, fresh: 0 }
     }
 
     pub fn below(&mut self, n: u64) -> u64 {
@@ -150,10 +157,30 @@ impl Chooser {
         unreachable!("x < total")
     }
 
-    /// A child schedule from the corpus, as the module docs describe, and
-    /// its parent's (whose snapshot it may continue from).
-    pub fn child(&mut self, plan: &Plan, corpus: &Corpus, config: &Config) -> (Schedule, Schedule) {
-        assert!(!plan.is_empty(), "exploration needs a corpus");
+    /// A seed for a fresh child: the next one a plain sweep of the seed
+    /// range would run after it, so explore runs every seed such a sweep
+    /// would, in order, at its fresh share of the runs.
+    pub fn fresh_seed(&mut self) -> u64 {
+        let seed = self.seeds.after(self.fresh);
+        self.fresh += 1;
+        seed
+    }
+
+    /// Whether operator `faults` can make a child: a fault family in the
+    /// config, or an entry with faults to remove or shift.
+    pub fn faults_usable(corpus: &Corpus, config: &Config) -> bool {
+        let f = &config.faults;
+        let families = f.crash.is_some() || f.pause.is_some() || f.clock_skew.is_some() || f.clock_jump.is_some() || f.partition.is_some();
+        families || corpus.entries.iter().any(|e| !e.faults.is_empty())
+    }
+
+    /// A child made by operator `op` (as the module docs describe), its
+    /// parent (whose snapshot it may continue from; none for a fresh seed),
+    /// and the operator that made it (another when `op` could not apply).
+    pub fn child(&mut self, op: Operator, plan: &Plan, corpus: &Corpus, config: &Config) -> (Option<Schedule>, Schedule, Operator) {
+        if op == Operator::Fresh || plan.is_empty() {
+            return (None, Schedule::seed(self.fresh_seed()), Operator::Fresh);
+        }
         let (idx, _, points) = &plan.entries[self.weighted(&plan.entries.iter().map(|e| e.1).collect::<Vec<_>>())];
         let entry = &corpus.entries[*idx];
         let parent = entry.schedule();
@@ -174,19 +201,18 @@ impl Chooser {
                 t + 1
             }
         };
-        let mut roll = self.below(5);
-        // With nothing to add, remove or shift (no fault families configured
-        // and none in the entry), the fault share goes to branching instead.
-        let families = config.faults.crash.is_some() || config.faults.pause.is_some() || config.faults.clock_skew.is_some() || config.faults.clock_jump.is_some() || config.faults.partition.is_some();
-        if roll == 4 && !families && entry.faults.is_empty() {
-            roll = 0;
+        if op == Operator::Faults {
+            // From the faults the entry's run applied, exactly.
+            let mut exact = Schedule { faults: Some(entry.faults.clone()), ..parent.clone() };
+            if self.mutate_faults(&mut exact, entry.end_ns, config) {
+                return (Some(parent), exact, Operator::Faults);
+            }
         }
-        if roll == 4 && self.mutate_faults(&mut child, entry.end_ns, config) {
-            return (parent, child);
-        }
-        const REKEYABLE: [Stream; 5] = [Stream::Sched, Stream::Net, Stream::Disk, Stream::DiskLatency, Stream::Random];
-        let drawn: Vec<Stream> = REKEYABLE.into_iter().filter(|s| entry.stream_draws.get(*s as usize).is_some_and(|&n| n > 0)).collect();
-        if roll == 3 && !drawn.is_empty() && after < end_ns {
+        // The faults stream is worth re-keying alone only when the entry's
+        // faults are drawn from the rates (with exact faults it draws none).
+        let rekeyable = [Stream::Sched, Stream::Net, Stream::Disk, Stream::DiskLatency, Stream::Random, Stream::Faults];
+        let drawn: Vec<Stream> = rekeyable.into_iter().filter(|s| (*s != Stream::Faults || entry.drawn) && entry.stream_draws.get(*s as usize).is_some_and(|&n| n > 0)).collect();
+        if op == Operator::Rekey && !drawn.is_empty() && after < end_ns {
             let stream = drawn[self.below(drawn.len() as u64) as usize];
             // Nearer the chosen moment more often (a quarter of the way to
             // the end on average): the later a moment, the likelier the
@@ -194,11 +220,11 @@ impl Chooser {
             let span = self.below(end_ns - after) + 1;
             let at_ns = after + self.below(span);
             child.branches.push(Branch { at_ns, streams: vec![stream.name().to_string()], key: self.rng.next_u64() | 1 });
-            return (parent, child);
+            return (Some(parent), child, Operator::Rekey);
         }
         let all: Vec<String> = Stream::ALL.iter().map(|s| s.name().to_string()).collect();
         child.branches.push(Branch { at_ns: after, streams: all, key: self.rng.next_u64() | 1 });
-        (parent, child)
+        (Some(parent), child, Operator::Branch)
     }
 
     /// Adds, removes or shifts one fault; false when none of those applies.

@@ -37,6 +37,12 @@ pub struct Entry {
     pub branches: Vec<Branch>,
     /// Virtual time the run ended (re-keying picks moments before it).
     pub end_ns: u64,
+    /// The run's faults were drawn from the config's rates: its schedule
+    /// leaves them out (they come again from the seed), so a child that
+    /// re-keys the faults stream draws the faults after that moment again.
+    /// `faults` still lists what the run applied.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drawn: bool,
     /// What the run reached, with times where known (functions excluded:
     /// they are re-derived by running).
     pub reached: Vec<Reached>,
@@ -47,16 +53,20 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn new(config: &str, schedule: &Schedule, end_ns: u64, reached: &[Reached]) -> Entry {
-        let faults = schedule.faults.clone().unwrap_or_default();
+    /// An entry for the run of `schedule` (its input: faults left out when
+    /// they were drawn from the rates) that applied `applied` faults.
+    pub fn new(config: &str, schedule: &Schedule, applied: &[Fault], end_ns: u64, reached: &[Reached]) -> Entry {
+        let drawn = schedule.faults.is_none();
+        let faults = applied.to_vec();
         let key = serde_json::to_vec(&(schedule.seed, &faults, &schedule.branches)).unwrap();
         let id = hash_hex(&[&key])[..12].to_string();
         let reached = reached.iter().filter(|r| !r.signal.is_coverage()).cloned().collect();
-        Entry { version: CORPUS_VERSION, config: config.to_string(), id, seed: schedule.seed, faults, branches: schedule.branches.clone(), end_ns, reached, stream_draws: Vec::new() }
+        Entry { version: CORPUS_VERSION, config: config.to_string(), id, seed: schedule.seed, faults, branches: schedule.branches.clone(), end_ns, drawn, reached, stream_draws: Vec::new() }
     }
 
     pub fn schedule(&self) -> Schedule {
-        Schedule { seed: self.seed, faults: Some(self.faults.clone()), branches: self.branches.clone(), prefix: None }
+        let faults = if self.drawn { None } else { Some(self.faults.clone()) };
+        Schedule { seed: self.seed, faults, branches: self.branches.clone(), prefix: None }
     }
 
     pub fn file_name(&self) -> String {
@@ -194,8 +204,8 @@ mod tests {
     }
 
     fn entry(seed: u64, faults: usize) -> Entry {
-        let f = (0..faults).map(|i| Fault::Pause { node: "n".into(), at_ns: i as u64, duration_ns: 1 }).collect();
-        Entry::new("c", &Schedule { seed, faults: Some(f), branches: Vec::new(), prefix: None }, 100, &[])
+        let f: Vec<Fault> = (0..faults).map(|i| Fault::Pause { node: "n".into(), at_ns: i as u64, duration_ns: 1 }).collect();
+        Entry::new("c", &Schedule { seed, faults: Some(f.clone()), branches: Vec::new(), prefix: None }, &f, 100, &[])
     }
 
     #[test]

@@ -4,19 +4,24 @@
 //! from them instead of starting over. docs/explore.md has the algorithm.
 //!
 //! Round 1 runs the seed range and every corpus entry left by earlier
-//! explorations. Each later round draws `batch` children from the corpus
-//! (`children`), runs them on the workers, and merges results in child
-//! order, so the same corpus and flags give the same rounds at any `-j`.
+//! explorations. Each later round shares `batch` children among the
+//! operators (`operators`: fresh seeds continuing the range, and branching,
+//! re-keying and fault mutation from the corpus) by what each has yielded so
+//! far, makes them (`children`), runs them on the workers, and merges
+//! results in child order, so the same corpus and flags give the same
+//! rounds at any `-j`.
 pub mod children;
 pub mod corpus;
 pub mod exchange;
 pub mod growth;
+pub mod operators;
 pub mod signals;
 pub mod stop;
 
 use crate::seeds::SeedRange;
 use corpus::{Corpus, Entry};
 pub use growth::Growth;
+use operators::{Operator, Yields};
 use seedfall_sim::{Outcome, Program, Schedule, Verdict};
 use serde::Serialize;
 use signals::Signal;
@@ -79,7 +84,19 @@ pub struct Round {
     pub failures: usize,
     /// Entries of other shards run in this round (`-sync`).
     pub imported: usize,
+    /// Per operator that made children this round: its share, and what its
+    /// children yielded (round 1's seed range counts as fresh).
+    pub operators: Vec<OperatorRound>,
     pub elapsed_ms: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OperatorRound {
+    pub operator: Operator,
+    /// Its share of the round, in millionths, as the bandit set it.
+    pub share_ppm: u64,
+    #[serde(flatten)]
+    pub yielded: operators::Yield,
 }
 
 pub struct ExploreResult {
@@ -97,6 +114,8 @@ pub struct ExploreResult {
     pub unconfirmed: Vec<Outcome>,
     /// What the exchange with other shards skipped or gave up on.
     pub exchange_notes: Vec<String>,
+    /// What each operator's children yielded over the whole exploration.
+    pub operators: Vec<(Operator, operators::Yield)>,
 }
 
 /// Explores `program`. With `confirm` (the ordinary program, when `program`
@@ -115,7 +134,7 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let (loaded, stale) = corpus::load(&opts.corpus_dir, config);
     let mut corpus = Corpus::default();
     let mut growth = Growth::default();
-    let mut chooser = children::Chooser::new(opts.explore_seed);
+    let mut chooser = children::Chooser::new(opts.explore_seed, opts.seeds);
     let mut failures: Vec<Outcome> = Vec::new();
     let mut properties = crate::properties::PropertyTable::with_catalog(&program.catalog);
     let mut rounds = Vec::new();
@@ -130,24 +149,43 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let mut exchanger = opts.exchange.clone().map(exchange::Exchanger::new);
     let mut imported: Vec<Entry> = Vec::new();
     let mut last_round = 0;
+    let mut bandit = operators::Bandit::default();
+    let mut totals = Yields::default();
+    let mut credit = [0i64; 4];
     for round in 1..=round_max {
-        let (parents, schedules): (Vec<Option<Schedule>>, Vec<Schedule>) = if round == 1 {
+        // Per child: its parent (to continue from), its schedule, and the
+        // operator that made it (None: an entry run whole).
+        let mut shares = [0u64; 4];
+        let (parents, schedules, made_by): (Vec<Option<Schedule>>, Vec<Schedule>, Vec<Option<Operator>>) = if round == 1 {
             let mut s: Vec<Schedule> = (0..opts.seeds.len()).map(|i| Schedule::seed(opts.seeds.nth(i))).collect();
+            let mut by = vec![Some(Operator::Fresh); s.len()];
+            shares[Operator::Fresh as usize] = operators::SHARE_ONE;
             s.extend(loaded.iter().map(Entry::schedule));
-            (vec![None; s.len()], s)
+            by.resize(s.len(), None);
+            (vec![None; s.len()], s, by)
         } else {
             let plan = children::Plan::new(&corpus, &growth);
-            if plan.is_empty() && imported.is_empty() {
-                stop_reason = "nothing to explore from: no run reached a signal".into();
-                break;
+            let from_corpus = !plan.is_empty();
+            let usable = [true, from_corpus, from_corpus, from_corpus && children::Chooser::faults_usable(&corpus, config)];
+            shares = bandit.shares(usable);
+            let ops = operators::split(opts.batch, shares, &mut credit);
+            let mut parents = Vec::with_capacity(ops.len() + imported.len());
+            let mut children = Vec::with_capacity(ops.len() + imported.len());
+            let mut by = Vec::with_capacity(ops.len() + imported.len());
+            for op in ops {
+                let (p, c, made) = chooser.child(op, &plan, &corpus, config);
+                parents.push(p);
+                children.push(c);
+                by.push(Some(made));
             }
-            let children = if plan.is_empty() { 0 } else { opts.batch };
-            let (mut parents, mut children): (Vec<Option<Schedule>>, Vec<Schedule>) = (0..children).map(|_| chooser.child(&plan, &corpus, config)).map(|(p, c)| (Some(p), c)).unzip();
             // Other shards' entries run whole, like entries loaded in round 1.
             parents.extend(imported.iter().map(|_| None));
             children.extend(imported.iter().map(Entry::schedule));
-            (parents, children)
+            by.extend(imported.iter().map(|_| None));
+            (parents, children, by)
         };
+        let mut round_yields = Yields::default();
+        let mut child_idx = 0usize;
         let imported_now = std::mem::take(&mut imported).len();
         last_round = round;
         let functions_before = growth.functions;
@@ -163,6 +201,9 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
         let parents = use_snapshots.map(|snapshots| crate::target::Parents { snapshots, of: &parents });
         crate::target::run_each_from(program, parents, &schedules, opts.jobs, true, stop, |o| {
             *runs += 1;
+            let input = &schedules[child_idx];
+            let op = made_by[child_idx];
+            child_idx += 1;
             if round == 1 {
                 round1_real_ns.push(o.stats.real_ns);
             }
@@ -171,6 +212,12 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             let new = growth.add_reached(&o, &reached);
             if !new.is_empty() {
                 novel_at = Some(*runs);
+            }
+            if let Some(op) = op {
+                let failed = o.verdict == Verdict::Fail;
+                let y = round_yields.of(op);
+                y.child(new.len(), operators::worth(program, &new), failed);
+                y.failures += u64::from(failed);
             }
             new_signals.extend(new.iter().filter(|r| !r.signal.is_coverage()).map(|r| r.describe()));
             for r in &new {
@@ -196,7 +243,8 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             if !corpus.improves(&reached, o.schedule.faults.as_ref().map_or(0, Vec::len)) {
                 return;
             }
-            let mut entry = Entry::new(&config.name, &crate::target::exact(&o), o.end_time.nanos(), &reached);
+            let applied = o.schedule.faults.as_deref().unwrap_or(&[]);
+            let mut entry = Entry::new(&config.name, &Schedule { faults: input.faults.clone(), ..o.schedule.clone() }, applied, o.end_time.nanos(), &reached);
             entry.stream_draws = o.stream_draws.to_vec();
             if let Some((idx, true)) = corpus.offer(entry, &reached) {
                 // A corpus that cannot be written still guides this exploration.
@@ -206,6 +254,12 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
                 }
             }
         });
+        // Round 1 runs the seed range, where everything is new: it says
+        // nothing of what fresh seeds yield once something has been reached.
+        if round > 1 {
+            bandit.learn(&round_yields);
+        }
+        totals.add(&round_yields);
         progress.round = round;
         progress.round_done(novel_at);
         if round == 1 {
@@ -231,6 +285,11 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             corpus: corpus.entries.len(),
             failures: failures.len() + unconfirmed.len(),
             imported: imported_now,
+            operators: Operator::ALL
+                .iter()
+                .map(|&op| OperatorRound { operator: op, share_ppm: shares[op as usize], yielded: round_yields.0[op as usize] })
+                .filter(|r| r.share_ppm > 0 || r.yielded.children > 0)
+                .collect(),
             elapsed_ms: started.elapsed().as_millis() as u64,
         };
         on_round(&report);
@@ -262,7 +321,8 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
         }
         None => Vec::new(),
     };
-    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs: progress.runs, first_failure_run, unconfirmed, exchange_notes }
+    let operators = Operator::ALL.iter().map(|&op| (op, totals.0[op as usize])).collect();
+    ExploreResult { rounds, properties, stop: stop_reason, failures, stale, runs: progress.runs, first_failure_run, unconfirmed, exchange_notes, operators }
 }
 
 /// The failure `o` (found under edge probes) run again on the ordinary

@@ -3,6 +3,11 @@
 //! - `property "msg" = true|false`, with `during crash,pause` when fault
 //!   windows of those kinds were open when it first had that outcome;
 //! - `fault <kind> <node>` for each fault applied (`buggify` with its site);
+//! - `crash <node> <what it lost>` for each kind of loss a crash made on a
+//!   path (a created file gone, a rename or unlink undone, a size reverted,
+//!   unsynced data lost or torn), with digits in the path as `#`, so
+//!   `msgs/12.blk` and `msgs/13.blk` are one signal: a crash that undid
+//!   something new is a new state to build on;
 //! - a function entered for the first time, per config node;
 //! - a watermark: the best value so far of a guided number (a numeric
 //!   property's `left - right`, or `sim.Maximize`/`Minimize`), new each time
@@ -22,6 +27,8 @@ pub enum Signal {
     Fault { kind: String, node: String, site: Option<String> },
     Function { node: String, index: u32 },
     Watermark { name: String, maximize: bool },
+    /// What a crash of `node` undid on its disk (`loss_event`).
+    Disk { node: String, event: String },
     /// A basic-block edge with a hit-count bucket (`-coverage edges`).
     Edge { node: String, index: u32, bucket: u8 },
 }
@@ -45,6 +52,7 @@ impl Signal {
             Signal::Function { node, index } => format!("function {node}#{index}"),
             Signal::Watermark { name, maximize: true } => format!("maximum of \"{name}\""),
             Signal::Watermark { name, maximize: false } => format!("minimum of \"{name}\""),
+            Signal::Disk { node, event } => format!("crash {node}: {event}"),
             Signal::Edge { node, index, bucket } => format!("edge {node}#{index} bucket {bucket}"),
         }
     }
@@ -111,6 +119,13 @@ pub fn of(outcome: &Outcome) -> Vec<Reached> {
         };
         out.push(Reached { signal: Signal::Fault { kind: f.kind().to_string(), node: f.node().to_string(), site }, at_ns: Some(f.at_ns()), value: None });
     }
+    for e in &outcome.trace {
+        if let (Some(node), seedfall_sim::trace::EventKind::Crash { lost, .. }) = (&e.node, &e.kind) {
+            for loss in lost {
+                out.push(Reached { signal: Signal::Disk { node: config_node(node), event: loss_event(loss) }, at_ns: Some(e.time_ns), value: None });
+            }
+        }
+    }
     for (node, entries) in &outcome.coverage {
         for e in entries {
             out.push(Reached { signal: Signal::Function { node: node.clone(), index: e.index }, at_ns: Some(e.at_ns), value: None });
@@ -128,6 +143,61 @@ pub fn of(outcome: &Outcome) -> Vec<Reached> {
     out.sort_by(|a, b| a.signal.cmp(&b.signal).then(a.at_ns.cmp(&b.at_ns)));
     out.dedup_by(|later, first| later.signal == first.signal);
     out
+}
+
+/// A node instance's config node (`server#2` is `server`): the same loss
+/// on two replicas of one config node is one signal, as functions are.
+fn config_node(instance: &str) -> String {
+    instance.split('#').next().unwrap_or(instance).to_string()
+}
+
+/// A path with each number as `#`: a run of hex digits holding at least
+/// one decimal digit (`12`, `00000000000000fd`), so a log's segments, a
+/// store's blocks and a stream's numbered files are one place each.
+fn path_class(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.chars().any(|c| c.is_ascii_digit()) {
+            out.push('#');
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in path.chars() {
+        if c.is_ascii_hexdigit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbered_files_are_one_place() {
+        assert_eq!(super::path_class("/data/member/wal/0000000000000000-00000000000000fd.wal"), "/data/member/wal/#-#.wal");
+        assert_eq!(super::path_class("/data/js/jetstream/$G/streams/ORDERS/msgs/12.blk"), "/data/js/jetstream/$G/streams/ORDERS/msgs/#.blk");
+        assert_eq!(super::path_class("/data/feed/meta.inf"), "/data/feed/meta.inf", "letters that read as hex, without a digit, stay");
+    }
+}
+
+/// What one loss of a crash says as a signal.
+fn loss_event(loss: &seedfall_sim::disk::Loss) -> String {
+    use seedfall_sim::disk::Loss;
+    match loss {
+        Loss::NameLost { path, dir } => format!("lost the {} {} (created, never made durable)", if *dir { "folder" } else { "file" }, path_class(path)),
+        Loss::RenameUndone { to, .. } => format!("undid the rename to {}", path_class(to)),
+        Loss::UnlinkUndone { path } => format!("undid the unlink of {}", path_class(path)),
+        Loss::Sectors { path, torn_kept, .. } if *torn_kept > 0 => format!("tore unsynced writes of {}", path_class(path)),
+        Loss::Sectors { path, .. } => format!("lost unsynced writes of {}", path_class(path)),
+        Loss::SizeReverted { path, .. } => format!("reverted the size of {}", path_class(path)),
+    }
 }
 
 /// Whether watermark value `v` beats `best` in the signal's direction.

@@ -3,7 +3,7 @@
 use super::wire::{self, Moment, Reply, Request, SnapId};
 use seedfall_sim::config::Limits;
 use seedfall_sim::snapshot::divergence;
-use seedfall_sim::{Outcome, Program, RunOptions, Schedule, Verdict};
+use seedfall_sim::{Outcome, Program, RunOptions, Schedule};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{BufReader, BufWriter};
@@ -311,9 +311,7 @@ impl Snapshots {
             }
         }
         let mut o = seedfall_sim::run(program, child, &RunOptions::default());
-        if o.verdict == Verdict::Pass || !failing_trace {
-            o.trace = Vec::new();
-        }
+        crate::snapshots::trim_trace(&mut o, failing_trace);
         o
     }
 

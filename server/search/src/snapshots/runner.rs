@@ -22,7 +22,7 @@
 use super::wire::{self, Moment, Order, Reply, Request, SnapId};
 use seedfall_sim::snapshot::{divergence, Pause};
 use seedfall_sim::world::World;
-use seedfall_sim::{Program, RunOptions, Schedule, Verdict};
+use seedfall_sim::{Program, RunOptions, Schedule};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
@@ -330,20 +330,29 @@ fn prefix(program: &Program, schedule: Schedule, channels: Vec<(SnapId, Moment, 
     match forker.role {
         Role::Prefix => {
             for c in forker.channels.iter_mut().filter_map(Option::take) {
-                let why = format!("the run ended at {} ({:?}) before {}", outcome.end_time, outcome.end, describe(c.moment));
+                let why = missed(c.moment, &outcome);
                 let _ = wire::write(&mut { c.replies }, &Reply::Missed { snap: c.snap, why });
             }
         }
         Role::Leaf { mut out, id, failing_trace, fork_ns } => {
-            if outcome.verdict == Verdict::Pass || !failing_trace {
-                outcome.trace = Vec::new();
-            }
+            crate::snapshots::trim_trace(&mut outcome, failing_trace);
             let _ = wire::write(&mut out, &Reply::Done { id, fork_ns, outcome: Box::new(outcome) });
         }
     }
     // SAFETY: ends this process at once: no destructor of a world that is
     // also the snapshot's may run.
     unsafe { libc::_exit(0) }
+}
+
+/// Why a snapshot at `m` was never taken in the run that ended as
+/// `outcome`. A moment is the first scheduler step at or after its time, so
+/// a run whose clock jumped from before it straight to its end (a timer past
+/// the duration, a failure) ends later than the moment without reaching it.
+pub fn missed(m: Moment, outcome: &seedfall_sim::Outcome) -> String {
+    match m {
+        Moment::At(ns) => format!("the run never reached {}: its last scheduler step came before, and it ended at {} ({:?})", seedfall_sim::VTime(ns), outcome.end_time, outcome.end),
+        Moment::AfterSetup => format!("the run never reached setup completed: it ended at {} ({:?})", outcome.end_time, outcome.end),
+    }
 }
 
 pub fn describe(m: Moment) -> String {
