@@ -62,7 +62,7 @@ fn explore_report_has_the_rounds() {
     let cfg = dir.join("seedfall.json");
     std::fs::write(&cfg, format!(r#"{{ "name": "vault", "duration": "2s", "nodes": [ {{ "name": "client", "replicas": 1, "go": {{ "dir": "{}" }} }} ] }}"#, repo().join("examples/explore").display())).unwrap();
     let md = dir.join("r.md");
-    seedfall(&["explore", "-c", cfg.to_str().unwrap(), "-explore-seed", "7", "-rounds", "30", "-report", md.to_str().unwrap()]);
+    seedfall(&["explore", "-c", cfg.to_str().unwrap(), "-explore-seed", "7", "-rounds", "80", "-report", md.to_str().unwrap()]);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("## Exploration\n\n| round | runs |"), "{text}");
     assert!(text.contains("stopped: failure found"));
