@@ -4,13 +4,19 @@
 //! in full unless `-until-novelty` is also given. With no limit at all, the
 //! default rule stops once the runs since the last novelty reach both 8
 //! rounds and four times the runs the last novelty took to find (so a
-//! search whose last step took 900 runs is given 3,600 more, not 8 rounds).
+//! search whose last step took 900 runs is given 3,600 more, not 8 rounds),
+//! and never before `DEFAULT_RUNS_MIN` runs: explore at its defaults runs
+//! at least as many as `seedfall run` at its defaults (seeds 1-100), so it
+//! never does less than a plain sweep a user would have run instead.
 use std::time::Duration;
 
 /// Rounds of quiet the default rule waits at least.
 pub const DEFAULT_QUIET_ROUNDS: u64 = 8;
 /// How many times the last novelty's cost the default rule waits.
 pub const DEFAULT_QUIET_FACTOR: u64 = 4;
+/// Runs the default rule waits for at least: `seedfall run`'s default
+/// seed range, 1-100.
+pub const DEFAULT_RUNS_MIN: u64 = 100;
 
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -68,9 +74,9 @@ impl Limits {
         }
         if self.default_rule() {
             let quiet = p.runs - p.last_novelty_run;
-            if u64::from(p.quiet_rounds) >= DEFAULT_QUIET_ROUNDS && quiet >= DEFAULT_QUIET_FACTOR * p.last_gap {
+            if p.runs >= DEFAULT_RUNS_MIN && u64::from(p.quiet_rounds) >= DEFAULT_QUIET_ROUNDS && quiet >= DEFAULT_QUIET_FACTOR * p.last_gap {
                 return Some(format!(
-                    "no novelty for {quiet} runs (the default rule: at least {DEFAULT_QUIET_ROUNDS} rounds and {DEFAULT_QUIET_FACTOR} times the {} runs the last novelty took; -rounds, -budget or -until-novelty choose another)",
+                    "no novelty for {quiet} runs (the default rule: at least {DEFAULT_RUNS_MIN} runs, {DEFAULT_QUIET_ROUNDS} rounds and {DEFAULT_QUIET_FACTOR} times the {} runs the last novelty took; -rounds, -budget or -until-novelty choose another)",
                     p.last_gap
                 ));
             }
@@ -110,5 +116,10 @@ mod tests {
         // A quick last novelty still gets 8 rounds.
         let q = Progress { round: 12, runs: 40 + 63, quiet_rounds: 7, last_novelty_run: 40, last_gap: 2 };
         assert_eq!(l.check(&q, Duration::ZERO, 100_000), None);
+        // Quiet enough, but fewer runs than a default sweep: go on.
+        let early = Progress { round: 10, runs: 40, quiet_rounds: 9, last_novelty_run: 8, last_gap: 1 };
+        assert_eq!(l.check(&early, Duration::ZERO, 100_000), None);
+        let later = Progress { runs: DEFAULT_RUNS_MIN, quiet_rounds: 23, round: 24, ..early };
+        assert!(l.check(&later, Duration::ZERO, 100_000).unwrap().contains("at least 100 runs, 8 rounds"));
     }
 }
