@@ -77,18 +77,25 @@ pub fn run_each_from(program: &Program, parents: Option<Parents>, schedules: &[S
                 Some((snapshots, base)) => snapshots.run(program, base, schedule, keep_failing_traces),
                 None => seedfall_sim::run(program, schedule, &RunOptions::default()),
             };
-            if !keep_failing_traces {
-                o.trace = Vec::new();
-            } else if !failed(&o) {
-                // Explore reads the crashes of a passing run (`signals`).
-                seedfall_sim::trace::keep_only_crashes(&mut o.trace);
-            } else {
+            trim_trace(&mut o, keep_failing_traces);
+            if keep_failing_traces && failed(&o) {
                 crate::durability::check(program, &mut o, &RunOptions::default());
             }
             o
         },
         |_, o| each(o),
     );
+}
+
+/// What a run keeps of its trace, from the start or from a snapshot alike:
+/// all of it when it failed and failing traces were asked for, its crashes
+/// when it passed (explore's signals read them), nothing otherwise.
+pub fn trim_trace(o: &mut Outcome, failing_trace: bool) {
+    if !failing_trace {
+        o.trace = Vec::new();
+    } else if !failed(o) {
+        seedfall_sim::trace::keep_only_crashes(&mut o.trace);
+    }
 }
 
 /// Runs many schedules on `jobs` workers; outcomes (without traces) come

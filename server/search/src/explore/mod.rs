@@ -36,13 +36,10 @@ pub const NEW_FUNCTION_NAMES_MAX: usize = 8;
 /// New function names looked at per round to choose those shown.
 pub const NEW_FUNCTION_NAMES_SEEN_MAX: usize = 10_000;
 
-/// 0 for a function of the program's own code (Go's `main.` package, a Rust
-/// path outside std, core and alloc), 1 for the language's runtime and
-/// libraries.
+/// 0 for a function of the program's own code (`operators::Code::Own`), 1
+/// for the language's runtime and libraries.
 fn own_code_first(name: &str) -> u8 {
-    let rust_std = ["std::", "core::", "alloc::", "<std", "<core", "<alloc"].iter().any(|p| name.starts_with(p));
-    let own = name.starts_with("main.") || (name.contains("::") && !rust_std);
-    u8::from(!own)
+    u8::from(operators::code_of(name) != operators::Code::Own)
 }
 /// Failing outcomes kept (with traces) per exploration.
 pub const FAILURES_KEPT_MAX: usize = 32;
@@ -214,10 +211,7 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
                 novel_at = Some(*runs);
             }
             if let Some(op) = op {
-                let failed = o.verdict == Verdict::Fail;
-                let y = round_yields.of(op);
-                y.child(new.len(), operators::worth(program, &new), failed);
-                y.failures += u64::from(failed);
+                round_yields.of(op).child(new.len(), operators::worth(program, &new), o.verdict == Verdict::Fail);
             }
             new_signals.extend(new.iter().filter(|r| !r.signal.is_coverage()).map(|r| r.describe()));
             for r in &new {

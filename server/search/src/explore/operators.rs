@@ -73,14 +73,18 @@ pub const WORTH_FAILURE: u64 = 20_000;
 /// it at once, so a big server's fresh seeds, which now and then reach new
 /// code, lead corpus operators that reach none).
 pub const PRIOR_WORTH: u64 = 1;
-
 pub const PRIOR_CHILDREN: u64 = 1;
 
-/// Which code a function belongs to, for what first entering it is worth.
+/// Which code a function belongs to: for what first entering it is worth
+/// (the program's and its libraries' alike), and for which new functions a
+/// round shows first (the program's own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Code {
-    /// The program's own code or a library it uses.
-    Program,
+    /// The program's own code: Go's `main` package, a Rust path outside the
+    /// standard library.
+    Own,
+    /// A Go module the program uses (`github.com/...`).
+    Library,
     /// The language's runtime or standard library.
     Runtime,
 }
@@ -95,7 +99,7 @@ pub fn code_of(name: &str) -> Code {
         return Code::Runtime;
     }
     if name.contains("::") {
-        return Code::Program;
+        return Code::Own;
     }
     // Go: the package path ends at the first '.' after its last '/'.
     let path_end = name.rfind('/').map_or(0, |i| i + 1);
@@ -104,8 +108,10 @@ pub fn code_of(name: &str) -> Code {
         None => return Code::Runtime, // a wasm import, a C or runtime symbol
     };
     let first = package.split('/').next().unwrap_or("");
-    if package == "main" || first.contains('.') {
-        Code::Program
+    if package == "main" {
+        Code::Own
+    } else if first.contains('.') {
+        Code::Library
     } else {
         Code::Runtime
     }
@@ -154,6 +160,7 @@ impl Yield {
     pub fn child(&mut self, new: usize, worth: u64, failed: bool) {
         self.children += 1;
         self.new_signals += new as u64;
+        self.failures += u64::from(failed);
         self.worth += worth + if failed { WORTH_FAILURE } else { 0 };
         self.reward += reward(worth, failed);
     }
@@ -273,12 +280,12 @@ mod tests {
         assert_eq!(code_of("runtime.mallocgc"), Code::Runtime);
         assert_eq!(code_of("net/http.(*conn).serve"), Code::Runtime);
         assert_eq!(code_of("internal/poll.(*FD).Write"), Code::Runtime);
-        assert_eq!(code_of("main.stageOne"), Code::Program);
-        assert_eq!(code_of("github.com/nats-io/nats-server/v2/server.(*stream).create"), Code::Program);
-        assert_eq!(code_of("go.etcd.io/etcd/server/v3/wal.(*WAL).Save"), Code::Program);
+        assert_eq!(code_of("main.stageOne"), Code::Own);
+        assert_eq!(code_of("github.com/nats-io/nats-server/v2/server.(*stream).create"), Code::Library);
+        assert_eq!(code_of("go.etcd.io/etcd/server/v3/wal.(*WAL).Save"), Code::Library);
         assert_eq!(code_of("std::io::Write::write_all"), Code::Runtime);
         assert_eq!(code_of("<alloc::vec::Vec<T> as core::ops::Drop>::drop"), Code::Runtime);
-        assert_eq!(code_of("kvlog::append"), Code::Program);
+        assert_eq!(code_of("kvlog::append"), Code::Own);
         assert_eq!(code_of("__wasm_call_ctors"), Code::Runtime);
     }
 

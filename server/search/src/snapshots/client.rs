@@ -311,7 +311,7 @@ impl Snapshots {
             }
         }
         let mut o = seedfall_sim::run(program, child, &RunOptions::default());
-        crate::snapshots::trim_trace(&mut o, failing_trace);
+        crate::target::trim_trace(&mut o, failing_trace);
         o
     }
 

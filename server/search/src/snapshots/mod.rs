@@ -23,15 +23,3 @@ pub const WORTH_RUN_NS: u64 = 20_000_000;
 
 /// Starts the runner the first time it is asked for (None: no snapshots).
 pub type Starter<'a> = &'a (dyn Fn() -> Option<&'a Snapshots> + Sync);
-
-/// What a snapshot child keeps of its trace, as `target::run_each_from`
-/// does for a run from the start: all of it when it failed and a trace was
-/// asked for, its crashes when it passed (explore's signals read them),
-/// nothing otherwise.
-pub fn trim_trace(o: &mut seedfall_sim::Outcome, failing_trace: bool) {
-    if !failing_trace {
-        o.trace = Vec::new();
-    } else if o.verdict == seedfall_sim::Verdict::Pass {
-        seedfall_sim::trace::keep_only_crashes(&mut o.trace);
-    }
-}

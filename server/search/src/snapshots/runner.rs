@@ -335,7 +335,7 @@ fn prefix(program: &Program, schedule: Schedule, channels: Vec<(SnapId, Moment, 
             }
         }
         Role::Leaf { mut out, id, failing_trace, fork_ns } => {
-            crate::snapshots::trim_trace(&mut outcome, failing_trace);
+            crate::target::trim_trace(&mut outcome, failing_trace);
             let _ = wire::write(&mut out, &Reply::Done { id, fork_ns, outcome: Box::new(outcome) });
         }
     }
