@@ -204,6 +204,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         until_novelty: a.until_novelty,
         keep_going: a.keep_going,
         explore_seed: shard.map_or(a.explore_seed, |s| s.explore_seed(a.explore_seed)),
+        fresh_offset: seedfall_search::explore::children::fresh_offset(a.explore_seed),
         jobs,
         corpus_dir: corpus_dir.clone(),
         snapshot_worth_ns: a.snapshots.worth_ns(),

@@ -104,12 +104,15 @@ fn every_config_continues_from_snapshots_exactly() {
         }
         let mut from_snapshots = Vec::new();
         let of = parents.clone();
-        seedfall_search::target::run_each_from(program, Some(Parents { snapshots: &snapshots, of: &of }), &children, 2, true, &AtomicBool::new(false), |o| from_snapshots.push(o));
+        seedfall_search::target::run_each_from(program, Some(Parents { snapshots: &snapshots, of: &of }), &children, 2, true, &AtomicBool::new(false), |o| {
+            from_snapshots.push(o);
+            true
+        });
         for (child, got) in children.iter().zip(&from_snapshots) {
             let mut want = seedfall_sim::run(program, child, &RunOptions::default());
             // A passing run keeps its crashes (explore's signals read them).
             if want.verdict == seedfall_sim::Verdict::Pass {
-                seedfall_sim::trace::keep_only_crashes(&mut want.trace);
+                seedfall_search::target::keep_signal_events(&mut want.trace);
             }
             same(got, &want, &format!("{cfg} {child:?}"));
         }

@@ -25,7 +25,26 @@ pub fn run_ordered<R: Send>(
     work: impl Fn(u64) -> R + Sync,
     mut emit: impl FnMut(u64, R),
 ) -> u64 {
+    run_ordered_while(count, jobs, stop, work, |i, r| {
+        emit(i, r);
+        true
+    })
+}
+
+/// `run_ordered`, ending after the first item whose `emit` returns false:
+/// nothing after it in index order is emitted, and no new item starts, so
+/// where it ends depends on the results alone, never on `-j` or timing
+/// (items already running finish and are dropped).
+pub fn run_ordered_while<R: Send>(
+    count: u64,
+    jobs: usize,
+    stop: &AtomicBool,
+    work: impl Fn(u64) -> R + Sync,
+    mut emit: impl FnMut(u64, R) -> bool,
+) -> u64 {
     assert!((1..=JOBS_MAX).contains(&jobs), "jobs out of range: {jobs}");
+    let halted = AtomicBool::new(false);
+    let ended = || stop.load(Ordering::Relaxed) || halted.load(Ordering::Relaxed);
     let window = WINDOW_PER_JOB * jobs as u64;
     let cursor = Mutex::new(Cursor { next: 0, emitted: 0 });
     let moved = Condvar::new();
@@ -34,14 +53,14 @@ pub fn run_ordered<R: Send>(
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(count.max(1) as usize) {
             let tx = tx.clone();
-            let (cursor, moved, work) = (&cursor, &moved, &work);
+            let (cursor, moved, work, ended) = (&cursor, &moved, &work, &ended);
             scope.spawn(move || loop {
                 let i = {
                     let mut c = cursor.lock().unwrap();
-                    while c.next < count && c.next >= c.emitted + window && !stop.load(Ordering::Relaxed) {
+                    while c.next < count && c.next >= c.emitted + window && !ended() {
                         c = moved.wait(c).unwrap();
                     }
-                    if c.next >= count || stop.load(Ordering::Relaxed) {
+                    if c.next >= count || ended() {
                         return;
                     }
                     c.next += 1;
@@ -57,12 +76,18 @@ pub fn run_ordered<R: Send>(
         for (i, r) in rx.iter() {
             pending.insert(i, r);
             while let Some(r) = pending.remove(&emitted) {
-                if stop.load(Ordering::Relaxed) {
+                if ended() {
                     pending.clear();
                     break;
                 }
-                emit(emitted, r);
+                let more = emit(emitted, r);
                 emitted += 1;
+                if !more {
+                    // Under the lock, so no worker waiting on the window
+                    // misses the wake-up.
+                    let _c = cursor.lock().unwrap();
+                    halted.store(true, Ordering::Relaxed);
+                }
                 cursor.lock().unwrap().emitted = emitted;
                 moved.notify_all();
             }
@@ -103,5 +128,23 @@ mod tests {
             }
         });
         assert_eq!(seen, (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn an_emit_that_says_no_ends_after_its_item_at_any_jobs() {
+        for jobs in [1, 2, 7] {
+            let stop = AtomicBool::new(false);
+            let mut seen = Vec::new();
+            let n = run_ordered_while(1000, jobs, &stop, |i| {
+                std::thread::sleep(std::time::Duration::from_micros((i * 37 % 11) * 20));
+                i
+            }, |i, _| {
+                seen.push(i);
+                i != 17
+            });
+            assert_eq!(n, 18);
+            assert_eq!(seen, (0..18).collect::<Vec<_>>());
+            assert!(!stop.load(Ordering::Relaxed), "the caller's stop flag is its own");
+        }
     }
 }

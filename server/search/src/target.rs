@@ -49,8 +49,11 @@ impl Target {
 /// Runs many schedules on `jobs` workers and hands each outcome to `each` in
 /// input order. Traces are dropped to bound memory, except a failing run's
 /// when `keep_failing_traces` (explore keeps those to report and shrink).
-pub fn run_each(program: &Program, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, each: impl FnMut(Outcome)) {
-    run_each_from(program, None, schedules, jobs, keep_failing_traces, stop, each)
+pub fn run_each(program: &Program, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, mut each: impl FnMut(Outcome)) {
+    run_each_from(program, None, schedules, jobs, keep_failing_traces, stop, |o| {
+        each(o);
+        true
+    })
 }
 
 /// Where runs may start from snapshots: the runner, and each schedule's
@@ -62,12 +65,14 @@ pub struct Parents<'a> {
 }
 
 /// `run_each`, continuing each schedule that has a parent from a snapshot
-/// of its parent when one serves (the outcome is the same either way).
-pub fn run_each_from(program: &Program, parents: Option<Parents>, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, mut each: impl FnMut(Outcome)) {
+/// of its parent when one serves (the outcome is the same either way), and
+/// ending after the first outcome `each` returns false for (nothing after
+/// it in input order is run to the end or handed over).
+pub fn run_each_from(program: &Program, parents: Option<Parents>, schedules: &[Schedule], jobs: usize, keep_failing_traces: bool, stop: &std::sync::atomic::AtomicBool, mut each: impl FnMut(Outcome) -> bool) {
     if let Some(p) = parents {
         assert_eq!(p.of.len(), schedules.len(), "a parent (or None) per schedule");
     }
-    crate::pool::run_ordered(
+    crate::pool::run_ordered_while(
         schedules.len() as u64,
         jobs,
         stop,
@@ -88,14 +93,30 @@ pub fn run_each_from(program: &Program, parents: Option<Parents>, schedules: &[S
 }
 
 /// What a run keeps of its trace, from the start or from a snapshot alike:
-/// all of it when it failed and failing traces were asked for, its crashes
-/// when it passed (explore's signals read them), nothing otherwise.
+/// all of it when it failed and failing traces were asked for, what
+/// explore's signals read when it passed (`keep_signal_events`), nothing
+/// otherwise.
 pub fn trim_trace(o: &mut Outcome, failing_trace: bool) {
     if !failing_trace {
         o.trace = Vec::new();
     } else if !failed(o) {
-        seedfall_sim::trace::keep_only_crashes(&mut o.trace);
+        keep_signal_events(&mut o.trace);
     }
+}
+
+/// The events explore reads signals from: every crash (its losses), and
+/// the first of each network event per node and kind
+/// (`explore::signals::net_event`): a client that reconnects a thousand
+/// times keeps one line, not a thousand.
+pub fn keep_signal_events(trace: &mut Vec<seedfall_sim::trace::TraceEvent>) {
+    use seedfall_sim::trace::EventKind;
+    let mut seen = std::collections::BTreeSet::new();
+    trace.retain(|e| match &e.kind {
+        EventKind::Crash { .. } => true,
+        EventKind::Net { text } => seen.insert((e.node.clone(), crate::explore::signals::net_event(text))),
+        _ => false,
+    });
+    trace.shrink_to_fit();
 }
 
 /// Runs many schedules on `jobs` workers; outcomes (without traces) come
@@ -110,6 +131,7 @@ pub fn run_all_from(program: &Program, parents: Option<Parents>, schedules: &[Sc
     run_each_from(program, parents, schedules, jobs, false, stop, |o| {
         on_done();
         out.push(o);
+        true
     });
     out
 }

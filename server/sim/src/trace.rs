@@ -11,14 +11,6 @@ pub const EVENTS_MAX: usize = 200_000;
 /// Room past `EVENTS_MAX` for notes (one per node instance and stream).
 pub const NOTES_MAX: usize = 4096;
 
-/// Drops a trace no one will read but for its crashes: what each crash lost
-/// (a rename undone, a created file gone) is a signal exploration rewards,
-/// and a run has few crashes, each listing at most `disk::LOSSES_MAX` losses.
-pub fn keep_only_crashes(trace: &mut Vec<TraceEvent>) {
-    trace.retain(|e| matches!(e.kind, EventKind::Crash { .. }));
-    trace.shrink_to_fit();
-}
-
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TraceEvent {
     pub step: u64,

@@ -40,7 +40,26 @@ pub struct Chooser {
     rng: ChaCha20Rng,
     /// The seed range of round 1, and the fresh seeds drawn after it.
     seeds: crate::seeds::SeedRange,
+    /// Added to every fresh seed (`fresh_offset`).
+    fresh_offset: u64,
     fresh: u64,
+}
+
+/// How far apart the fresh seeds of two exploration seeds start.
+pub const FRESH_BLOCK: u64 = 1_000_000_000;
+/// Exploration seeds whose fresh seeds start in distinct blocks; the next
+/// ones start over. 10^6 blocks of 10^9 keep every seed below 2^53, so it
+/// survives a JSON reader that holds numbers as doubles (the editor's).
+pub const FRESH_BLOCKS: u64 = 1_000_000;
+
+/// Where the fresh seeds of exploration seed `explore_seed` start, past the
+/// seed range: exploration seed 1 (the default) continues the range as a
+/// plain sweep would (seeds 9, 10, ... after `-seeds 1-8`), seed K from
+/// (K-1) x 10^9 on. Explorations with other seeds so sample other fresh
+/// seeds, as sweeps of other ranges do, and none re-runs what a sweep of
+/// the range already ran when K > 1.
+pub fn fresh_offset(explore_seed: u64) -> u64 {
+    explore_seed.wrapping_sub(1) % FRESH_BLOCKS * FRESH_BLOCK
 }
 
 /// The weight of the newest, rarest signal; each discovery event since
@@ -120,10 +139,12 @@ impl Plan {
 }
 
 impl Chooser {
-    pub fn new(explore_seed: u64, seeds: crate::seeds::SeedRange) -> Chooser {
+    /// `fresh_offset`: added to every fresh seed (`fresh_offset()` of the
+    /// user's exploration seed, the same for every shard of it).
+    pub fn new(explore_seed: u64, seeds: crate::seeds::SeedRange, fresh_offset: u64) -> Chooser {
         let mut rng = ChaCha20Rng::seed_from_u64(explore_seed);
         rng.set_stream(0x6578_706c_6f72_65);
-        Chooser { rng, seeds, fresh: 0 }
+        Chooser { rng, seeds, fresh_offset, fresh: 0 }
     }
 
     pub fn below(&mut self, n: u64) -> u64 {
@@ -158,10 +179,11 @@ impl Chooser {
     }
 
     /// A seed for a fresh child: the next one a plain sweep of the seed
-    /// range would run after it, so explore runs every seed such a sweep
-    /// would, in order, at its fresh share of the runs.
+    /// range would run after it (from `fresh_offset` on), so explore runs
+    /// every seed such a sweep would, in order, at its fresh share of the
+    /// runs.
     pub fn fresh_seed(&mut self) -> u64 {
-        let seed = self.seeds.after(self.fresh);
+        let seed = self.seeds.after(self.fresh).saturating_add(self.fresh_offset);
         self.fresh += 1;
         seed
     }

@@ -55,6 +55,9 @@ pub struct ExploreOptions {
     pub until_novelty: Option<u32>,
     pub keep_going: bool,
     pub explore_seed: u64,
+    /// Added to every fresh seed: `children::fresh_offset` of the user's
+    /// exploration seed (shards share it and split the seeds after it).
+    pub fresh_offset: u64,
     pub jobs: usize,
     pub corpus_dir: PathBuf,
     /// Children use snapshots when round 1's median run took at least this
@@ -131,7 +134,7 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let (loaded, stale) = corpus::load(&opts.corpus_dir, config);
     let mut corpus = Corpus::default();
     let mut growth = Growth::default();
-    let mut chooser = children::Chooser::new(opts.explore_seed, opts.seeds);
+    let mut chooser = children::Chooser::new(opts.explore_seed, opts.seeds, opts.fresh_offset);
     let mut failures: Vec<Outcome> = Vec::new();
     let mut properties = crate::properties::PropertyTable::with_catalog(&program.catalog);
     let mut rounds = Vec::new();
@@ -149,6 +152,11 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
     let mut bandit = operators::Bandit::default();
     let mut totals = Yields::default();
     let mut credit = [0i64; 4];
+    // A program that declares properties says what its progress is; one
+    // without the SDK shows it only by the functions of its own code it
+    // enters (a stage, a door). A program with properties enters new
+    // functions of its own on its way through errors and warnings too.
+    let functions_are_progress = program.catalog.is_empty();
     for round in 1..=round_max {
         // Per child: its parent (to continue from), its schedule, and the
         // operator that made it (None: an entry run whole).
@@ -182,6 +190,9 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             (parents, children, by)
         };
         let mut round_yields = Yields::default();
+        let mut round_progress = 0u64;
+        let mut progressed = false;
+        let mut round1_progress: Vec<(Signal, u64)> = Vec::new();
         let mut child_idx = 0usize;
         let imported_now = std::mem::take(&mut imported).len();
         last_round = round;
@@ -210,8 +221,25 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             if !new.is_empty() {
                 novel_at = Some(*runs);
             }
+            let failed = o.verdict == Verdict::Fail;
+            let worth = operators::worth(program, &new);
+            if round == 1 {
+                round1_progress.extend(operators::progress_of(program, &o, &new, false).map(|(s, w)| (s.clone(), w)));
+            }
             if let Some(op) = op {
-                round_yields.of(op).child(new.len(), operators::worth(program, &new), o.verdict == Verdict::Fail);
+                let progress = round > 1 && operators::progress(program, &o, &new, functions_are_progress) > 0;
+                progressed |= progress;
+                if op == Operator::Fresh && progress {
+                    // A fresh seed that made progress (a level, a stage, a
+                    // better value) cannot make it again; the corpus can
+                    // build on it. What it reached is credited to the corpus,
+                    // not to fresh seeds, which would lead for many rounds
+                    // on one lucky draw.
+                    round_progress += operators::reward(worth, false);
+                    round_yields.of(op).child_learning(new.len(), worth, 0, failed);
+                } else {
+                    round_yields.of(op).child(new.len(), worth, failed);
+                }
             }
             new_signals.extend(new.iter().filter(|r| !r.signal.is_coverage()).map(|r| r.describe()));
             for r in &new {
@@ -222,20 +250,22 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
             }
             if o.verdict == Verdict::Fail {
                 first_failure_run.get_or_insert(*runs);
-                if failures.len() + unconfirmed.len() >= FAILURES_KEPT_MAX {
-                    return;
+                if failures.len() + unconfirmed.len() < FAILURES_KEPT_MAX {
+                    match confirm {
+                        None => failures.push(o),
+                        Some(plain) => match confirmed(plain, &o) {
+                            Some(again) => failures.push(again),
+                            None => unconfirmed.push(o),
+                        },
+                    }
                 }
-                match confirm {
-                    None => failures.push(o),
-                    Some(plain) => match confirmed(plain, &o) {
-                        Some(again) => failures.push(again),
-                        None => unconfirmed.push(o),
-                    },
-                }
-                return;
+                // The first failure ends the exploration there, mid-round:
+                // the children after it would only cost time (and the runs
+                // counted are the runs it took).
+                return opts.keep_going;
             }
             if !corpus.improves(&reached, o.schedule.faults.as_ref().map_or(0, Vec::len)) {
-                return;
+                return true;
             }
             let applied = o.schedule.faults.as_deref().unwrap_or(&[]);
             let mut entry = Entry::new(&config.name, &Schedule { faults: input.faults.clone(), ..o.schedule.clone() }, applied, o.end_time.nanos(), &reached);
@@ -247,12 +277,23 @@ pub fn explore(program: &Program, confirm: Option<&Program>, opts: &ExploreOptio
                     x.note(&corpus.entries[idx]);
                 }
             }
+            true
         });
         // Round 1 runs the seed range, where everything is new: it says
-        // nothing of what fresh seeds yield once something has been reached.
-        if round > 1 {
-            bandit.learn(&round_yields);
+        // nothing of what fresh seeds yield once something has been reached,
+        // only what progress the corpus starts from.
+        let learned = if round > 1 { round_yields.clone() } else { Yields::default() };
+        if round == 1 {
+            // Round 1's progress is the corpus's when it is rare: a
+            // `Sometimes` every run of the range reaches is no level.
+            for (s, w) in &round1_progress {
+                if growth.count(s) * 4 <= progress.runs {
+                    round_progress += w;
+                    progressed = true;
+                }
+            }
         }
+        bandit.learn(&learned, round_progress.min(operators::WORTH_SIGNAL), progressed);
         totals.add(&round_yields);
         progress.round = round;
         progress.round_done(novel_at);

@@ -8,6 +8,11 @@
 //!   unsynced data lost or torn), with digits in the path as `#`, so
 //!   `msgs/12.blk` and `msgs/13.blk` are one signal: a crash that undid
 //!   something new is a new state to build on;
+//! - `net <node>: <what happened>` for each kind of connection event on the
+//!   simulated network (a connect refused or timed out, a connection reset,
+//!   a connection made), with the peer as its config node and an ephemeral
+//!   port as `*`: a client that met a reset, or reached a server it never
+//!   reached before, is in a new state;
 //! - a function entered for the first time, per config node;
 //! - a watermark: the best value so far of a guided number (a numeric
 //!   property's `left - right`, or `sim.Maximize`/`Minimize`), new each time
@@ -31,6 +36,8 @@ pub enum Signal {
     Disk { node: String, event: String },
     /// A basic-block edge with a hit-count bucket (`-coverage edges`).
     Edge { node: String, index: u32, bucket: u8 },
+    /// A connection event of `node` on the simulated network (`net_event`).
+    Net { node: String, event: String },
 }
 
 impl Signal {
@@ -54,6 +61,7 @@ impl Signal {
             Signal::Watermark { name, maximize: false } => format!("minimum of \"{name}\""),
             Signal::Disk { node, event } => format!("crash {node}: {event}"),
             Signal::Edge { node, index, bucket } => format!("edge {node}#{index} bucket {bucket}"),
+            Signal::Net { node, event } => format!("net {node}: {event}"),
         }
     }
 }
@@ -120,10 +128,16 @@ pub fn of(outcome: &Outcome) -> Vec<Reached> {
         out.push(Reached { signal: Signal::Fault { kind: f.kind().to_string(), node: f.node().to_string(), site }, at_ns: Some(f.at_ns()), value: None });
     }
     for e in &outcome.trace {
-        if let (Some(node), seedfall_sim::trace::EventKind::Crash { lost, .. }) = (&e.node, &e.kind) {
-            for loss in lost {
-                out.push(Reached { signal: Signal::Disk { node: config_node(node), event: loss_event(loss) }, at_ns: Some(e.time_ns), value: None });
+        match (&e.node, &e.kind) {
+            (Some(node), seedfall_sim::trace::EventKind::Crash { lost, .. }) => {
+                for loss in lost {
+                    out.push(Reached { signal: Signal::Disk { node: config_node(node), event: loss_event(loss) }, at_ns: Some(e.time_ns), value: None });
+                }
             }
+            (Some(node), seedfall_sim::trace::EventKind::Net { text }) => {
+                out.push(Reached { signal: Signal::Net { node: config_node(node), event: net_event(text) }, at_ns: Some(e.time_ns), value: None });
+            }
+            _ => {}
         }
     }
     for (node, entries) in &outcome.coverage {
@@ -149,6 +163,27 @@ pub fn of(outcome: &Outcome) -> Vec<Reached> {
 /// on two replicas of one config node is one signal, as functions are.
 fn config_node(instance: &str) -> String {
     instance.split('#').next().unwrap_or(instance).to_string()
+}
+
+/// A network note (`connection with server#2:4222 reset`) as a signal's
+/// event: each `host:port` with the host's node instance as its config node
+/// and an ephemeral port (the far side of an accepted connection) as `*`,
+/// so the same event between the same kinds of node is one signal.
+pub fn net_event(text: &str) -> String {
+    let words: Vec<String> = text
+        .split(' ')
+        .map(|w| match w.rsplit_once(':') {
+            Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+                let port = match port.parse::<u32>() {
+                    Ok(p) if p >= u32::from(seedfall_sim::net::EPHEMERAL_FIRST) => "*".to_string(),
+                    _ => port.to_string(),
+                };
+                format!("{}:{port}", config_node(host))
+            }
+            _ => w.to_string(),
+        })
+        .collect();
+    words.join(" ")
 }
 
 /// A path with each number as `#`: a run of hex digits holding at least
@@ -184,6 +219,15 @@ mod tests {
         assert_eq!(super::path_class("/data/member/wal/0000000000000000-00000000000000fd.wal"), "/data/member/wal/#-#.wal");
         assert_eq!(super::path_class("/data/js/jetstream/$G/streams/ORDERS/msgs/12.blk"), "/data/js/jetstream/$G/streams/ORDERS/msgs/#.blk");
         assert_eq!(super::path_class("/data/feed/meta.inf"), "/data/feed/meta.inf", "letters that read as hex, without a digit, stay");
+    }
+
+    #[test]
+    fn network_events_name_kinds_of_node_and_listening_ports() {
+        assert_eq!(super::net_event("connection with server#2:4222 reset"), "connection with server:4222 reset");
+        assert_eq!(super::net_event("connection with client#3:49160 reset"), "connection with client:* reset");
+        assert_eq!(super::net_event("connect to backup:8080 refused"), "connect to backup:8080 refused");
+        assert_eq!(super::net_event("connect to 10.0.0.9:80 timed out"), "connect to 10.0.0.9:80 timed out");
+        assert_eq!(super::net_event("partition healed"), "partition healed");
     }
 }
 
