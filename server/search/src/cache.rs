@@ -17,6 +17,10 @@ impl Cache {
             Some(d) if !d.is_empty() => PathBuf::from(d),
             _ => config_dir.join(".seedfall").join("cache"),
         };
+        // Absolute: builds run in the guest's folder (`go build -overlay`
+        // names files in the cache), so a relative cache would be looked
+        // for there.
+        let dir = if dir.is_relative() { std::env::current_dir().map(|cwd| cwd.join(&dir)).unwrap_or(dir) } else { dir };
         Cache { dir }
     }
 

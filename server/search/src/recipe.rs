@@ -103,6 +103,11 @@ fn go_build_hint(stderr: &str, storage: bool) -> Option<&'static str> {
     if stderr.contains("build constraints exclude all Go files") {
         return Some("a package has no Go files for GOOS=wasip1: it (or a library it imports) is written for particular systems only (see the package the message names); docs/getting-started.md#when-the-first-run-fails");
     }
+    if stderr.contains("github.com/cockroachdb/swiss@") && stderr.contains("undefined: getRuntimeHasher") {
+        // Not wasip1's: its runtime hooks are built for a range of Go
+        // releases only, and a native build with this Go fails the same way.
+        return Some("github.com/cockroachdb/swiss (under pebble v2) builds its runtime hooks only for the Go releases it has checked (runtime_go1.20.go's //go:build line), and this Go is past them, natively as well: require a newer swiss, as pebble v2.1.7 does: go get github.com/cockroachdb/swiss@v0.0.0-20260820225851-333444432258 (docs/sdk-go.md#storage)");
+    }
     let syscalls = ["undefined: syscall.", "undefined: unix.", "undefined: syscall.Mmap", "undefined: flock"];
     if !storage && syscalls.iter().any(|s| stderr.contains(s)) {
         return Some("it calls system functions wasip1 lacks (mmap, flock, ...): storage libraries such as bbolt, badger and pebble build with \"storage\": true in the node's go recipe (docs/sdk-go.md#storage)");
@@ -255,7 +260,16 @@ pub fn fingerprint(roots: &[PathBuf], recipe: &str) -> Result<String, String> {
             for entry in entries.flatten() {
                 let path = entry.path();
                 let name = entry.file_name().to_string_lossy().into_owned();
-                let Ok(ft) = entry.file_type() else { continue };
+                let Ok(mut ft) = entry.file_type() else { continue };
+                if ft.is_symlink() {
+                    // A linked source file builds as its target does (Go and
+                    // cargo read through the link), so its content counts.
+                    // Linked folders are not followed: they may loop.
+                    match std::fs::metadata(&path) {
+                        Ok(m) if m.is_file() => ft = m.file_type(),
+                        _ => continue,
+                    }
+                }
                 if ft.is_dir() {
                     if !SKIP_DIRS.contains(&name.as_str()) {
                         stack.push(path);
@@ -283,6 +297,20 @@ pub fn fingerprint(roots: &[PathBuf], recipe: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_linked_source_file_is_fingerprinted_by_its_content() {
+        let dir = std::env::temp_dir().join(format!("seedfall-fp-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("cell")).unwrap();
+        std::fs::write(dir.join("shared.go"), "package main // one\n").unwrap();
+        std::os::unix::fs::symlink("../shared.go", dir.join("cell/main.go")).unwrap();
+        let roots = [dir.join("cell")];
+        let before = fingerprint(&roots, "go").unwrap();
+        std::fs::write(dir.join("shared.go"), "package main // two\n").unwrap();
+        assert_ne!(fingerprint(&roots, "go").unwrap(), before, "the link's target changed, so must the build");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn cargo_artifact_picks_the_wasm() {

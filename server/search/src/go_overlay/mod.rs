@@ -5,8 +5,9 @@
 //!   simulated network (`net`).
 //! - `storage` (`"storage": true`): what Unix storage libraries need and
 //!   wasip1 lacks: mmap, flock and friends in package `syscall`, the subset
-//!   of `golang.org/x/sys/unix` they call, and each supported library's
-//!   missing wasm architecture file (`storage`).
+//!   of `golang.org/x/sys/unix` they call, and what each library it knows
+//!   lacks, chosen by the code of the release the build uses (`storage`,
+//!   `shims`).
 //!
 //! Standard library files are replaced through `go build -overlay`. Files
 //! of modules cannot be (Go refuses to overlay the module cache), so a
@@ -15,13 +16,15 @@
 //! of the program's go.mod with a relative `replace` line per patched
 //! module: Go records the path in the binary, so it must not name where
 //! this checkout is). Nothing is copied into this repository; every
-//! patch is applied to what the build really uses, and one that does not
-//! apply exactly is an error naming the file.
+//! change is applied to what the build really uses, and one that no longer
+//! fits its file is an error naming the module, the version and the file.
 mod net;
+pub mod shims;
 mod storage;
 
 pub use net::SEEDFALL_NET;
-pub use storage::{COPIES, SEEDFALL_SYSCALL, SEEDFALL_UNIX, SUPPORTED};
+pub use shims::SEEDFALL_UNIX;
+pub use storage::{COPIES, SEEDFALL_SYSCALL};
 
 use crate::cache::{hash_hex, write_atomic, Cache};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,27 @@
+module seedfall.dev/tests/matrix/badger-v2
+
+go 1.22
+
+require (
+	github.com/dgraph-io/badger/v2 v2.2007.4
+	seedfall.dev/tests/matrix/harness v0.0.0
+)
+
+require (
+	github.com/cespare/xxhash v1.1.0 // indirect
+	github.com/dgraph-io/ristretto v0.0.3-0.20200630154024-f66de99634de // indirect
+	github.com/dgryski/go-farm v0.0.0-20190423205320-6a90982ecee2 // indirect
+	github.com/dustin/go-humanize v1.0.0 // indirect
+	github.com/golang/protobuf v1.3.1 // indirect
+	github.com/golang/snappy v0.0.3 // indirect
+	github.com/klauspost/compress v1.12.3 // indirect
+	github.com/pkg/errors v0.8.1 // indirect
+	golang.org/x/net v0.0.0-20190620200207-3b0461eec859 // indirect
+	golang.org/x/sys v0.0.0-20190626221950-04f50cda93cb // indirect
+	seedfall.dev/sdk v0.0.0 // indirect
+)
+
+replace (
+	seedfall.dev/sdk => ../../../../sdk/go
+	seedfall.dev/tests/matrix/harness => ../../harness
+)

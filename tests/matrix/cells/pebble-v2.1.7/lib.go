@@ -1,0 +1,13 @@
+// What the pebble family's main.go needs from this cell's release.
+package main
+
+import "github.com/cockroachdb/pebble/v2"
+
+type DB = pebble.DB
+
+var (
+	syncWrites  = pebble.Sync
+	errNotFound = pebble.ErrNotFound
+)
+
+func openDB(dir string) (*DB, error) { return pebble.Open(dir, &pebble.Options{}) }

@@ -1,0 +1,30 @@
+module seedfall.dev/tests/matrix/raftboltdb-v1
+
+go 1.22
+
+require (
+	github.com/hashicorp/raft v1.7.2
+	github.com/hashicorp/raft-boltdb v0.0.0-20230125174641-2a8082862702
+	seedfall.dev/tests/matrix/harness v0.0.0
+)
+
+require (
+	github.com/armon/go-metrics v0.4.1 // indirect
+	github.com/boltdb/bolt v1.3.1 // indirect
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/hashicorp/go-hclog v1.6.2 // indirect
+	github.com/hashicorp/go-immutable-radix v1.0.0 // indirect
+	github.com/hashicorp/go-metrics v0.5.4 // indirect
+	github.com/hashicorp/go-msgpack v0.5.5 // indirect
+	github.com/hashicorp/go-msgpack/v2 v2.1.2 // indirect
+	github.com/hashicorp/golang-lru v0.5.0 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
+	golang.org/x/sys v0.13.0 // indirect
+	seedfall.dev/sdk v0.0.0 // indirect
+)
+
+replace (
+	seedfall.dev/sdk => ../../../../sdk/go
+	seedfall.dev/tests/matrix/harness => ../../harness
+)

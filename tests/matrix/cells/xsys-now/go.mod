@@ -1,0 +1,15 @@
+module seedfall.dev/tests/matrix/xsys-now
+
+go 1.26.0
+
+require (
+	golang.org/x/sys v0.50.0
+	seedfall.dev/tests/matrix/harness v0.0.0
+)
+
+require seedfall.dev/sdk v0.0.0 // indirect
+
+replace (
+	seedfall.dev/sdk => ../../../../sdk/go
+	seedfall.dev/tests/matrix/harness => ../../harness
+)
