@@ -46,8 +46,11 @@ pub fn serve_stdio() -> i32 {
             return 2;
         }
     };
+    let jobs = std::sync::Arc::new(jobs::Jobs::default());
+    let shut_down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (backend_jobs, backend_shut_down) = (jobs.clone(), shut_down.clone());
     runtime.block_on(async {
-        let (service, socket) = LspService::build(server::Backend::new)
+        let (service, socket) = LspService::build(move |client| server::Backend::with(client, backend_jobs, backend_shut_down))
             .custom_method("seedfall/configs", server::Backend::configs)
             .custom_method("seedfall/corpus", server::Backend::corpus)
             .custom_method("seedfall/rounds", server::Backend::rounds)
@@ -59,7 +62,14 @@ pub fn serve_stdio() -> i32 {
         let (frames_tx, frames_rx) = tokio::sync::mpsc::channel(wire::FRAMES_QUEUED_MAX);
         let (guard_out, transport_in) = tokio::io::duplex(1 << 20);
         let (transport_out, from_transport) = tokio::io::duplex(1 << 20);
-        tokio::spawn(wire::guard(tokio::io::stdin(), guard_out, frames_tx.clone()));
+        let guard_jobs = jobs.clone();
+        let guard_frames = frames_tx.clone();
+        tokio::spawn(async move {
+            wire::guard(tokio::io::stdin(), guard_out, guard_frames).await;
+            // The client is gone: what it started would only run on for
+            // nobody (and the transport waits for requests in flight).
+            guard_jobs.stop(None);
+        });
         let closer = frames_tx.clone();
         let forward = tokio::spawn(wire::from_transport(from_transport, frames_tx));
         let writer = tokio::spawn(wire::write_all_frames(frames_rx, tokio::io::stdout()));
@@ -73,7 +83,10 @@ pub fn serve_stdio() -> i32 {
         })
         .await;
     });
-    // Jobs and blocking reads may still be running; they are not waited for.
+    // The client is gone (exit, or its end of stdin closed): what it started
+    // is cancelled, not waited for, and blocking reads are not waited for.
+    jobs.stop(None);
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    0
+    // LSP: 0 after a shutdown request, 1 without one.
+    i32::from(!shut_down.load(std::sync::atomic::Ordering::SeqCst))
 }

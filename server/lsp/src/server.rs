@@ -27,6 +27,8 @@ pub struct Backend {
     caps: OnceLock<ClientCaps>,
     lenses: LensCache,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// A `shutdown` request came.
+    shut_down: Arc<std::sync::atomic::AtomicBool>,
 }
 
 fn err(message: impl Into<String>) -> Error {
@@ -35,7 +37,14 @@ fn err(message: impl Into<String>) -> Error {
 
 impl Backend {
     pub fn new(client: Client) -> Backend {
-        Backend { client, state: Arc::default(), jobs: Arc::default(), inbox: Arc::default(), caps: OnceLock::new(), lenses: Arc::default(), watcher: Mutex::new(None) }
+        Backend::with(client, Arc::default(), Arc::default())
+    }
+
+    /// A backend whose jobs and shutdown flag its caller holds too: the
+    /// daemon cancels the jobs when the client goes away, and exits 1 on
+    /// an `exit` that no `shutdown` came before (as LSP says).
+    pub fn with(client: Client, jobs: Arc<Jobs>, shut_down: Arc<std::sync::atomic::AtomicBool>) -> Backend {
+        Backend { client, state: Arc::default(), jobs, inbox: Arc::default(), caps: OnceLock::new(), lenses: Arc::default(), watcher: Mutex::new(None), shut_down }
     }
 
     fn caps(&self) -> ClientCaps {
@@ -347,6 +356,7 @@ impl LanguageServer for Backend {
 
     async fn shutdown(&self) -> Result<()> {
         self.jobs.stop(None);
+        self.shut_down.store(true, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 

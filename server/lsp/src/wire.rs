@@ -127,7 +127,15 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 }
                 continue;
             }
-            let text = String::from_utf8_lossy(&line);
+            let mut text = String::from_utf8_lossy(&line).into_owned();
+            if let Some(at) = glued_header(&text) {
+                // A body shorter than its Content-Length said leaves its tail
+                // in front of the next header, on one line (bodies end in no
+                // newline): skip the tail, keep the header, and the reader
+                // is in step again.
+                junk.get_or_insert_with(|| format!("{:?} before a header", text[..at].chars().take(80).collect::<String>()));
+                text = text[at..].to_string();
+            }
             match text.split_once(':') {
                 Some((name, value)) if !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') => {
                     headers += 1;
@@ -215,6 +223,14 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
             }
         }
     }
+}
+
+/// Where a `Content-Length:` header starts in a line that holds something
+/// else before it (the tail of a body that was cut short), if it does.
+fn glued_header(line: &str) -> Option<usize> {
+    const NAME: &str = "content-length:";
+    let lower = line.to_ascii_lowercase();
+    lower.find(NAME).filter(|&at| at > 0)
 }
 
 /// What to do with one body from the client.
@@ -398,6 +414,81 @@ mod tests {
         assert_eq!(f[0], Frame::Unframed { why: "the header block has no Content-Length".into(), body: Some(b"[1,[2]]".to_vec()) });
         assert!(matches!(&f[1], Frame::Junk(_)), "{f:?}");
         assert_eq!(f[2], Frame::Body(b"1".to_vec()));
+    }
+
+    /// Runs `guard` over `input`; the messages it forwarded, and the frames
+    /// it wrote back (errors and logs).
+    async fn guarded(input: &[u8]) -> (Vec<Value>, Vec<Value>) {
+        let (tx, mut rx) = mpsc::channel(1024);
+        let mut forwarded = Vec::new();
+        guard(input, &mut forwarded, tx).await;
+        let mut to_server = Vec::new();
+        for f in frames_of(&forwarded).await {
+            let Frame::Body(b) = f else { panic!("the guard forwarded a broken frame: {f:?}") };
+            to_server.push(serde_json::from_slice(&b).unwrap());
+        }
+        let mut back = Vec::new();
+        while let Ok(f) = rx.try_recv() {
+            for f in frames_of(&f).await {
+                let Frame::Body(b) = f else { panic!("{f:?}") };
+                back.push(serde_json::from_slice(&b).unwrap());
+            }
+        }
+        (to_server, back)
+    }
+
+    fn request(id: u64, text: &str) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "x", "arguments": [text]}}).to_string().into_bytes()
+    }
+
+    /// A frame whose Content-Length is off by `delta` bytes.
+    fn framed(body: &[u8], delta: i64) -> Vec<u8> {
+        let n = (body.len() as i64 + delta).max(0);
+        let mut out = format!("Content-Length: {n}\r\n\r\n").into_bytes();
+        out.extend_from_slice(body);
+        out
+    }
+
+    #[tokio::test]
+    async fn a_length_counted_in_characters_does_not_put_the_reader_out_of_step() {
+        // "日本" is 2 characters and 6 bytes: a client that counts characters
+        // says 4 bytes too few.
+        let cut = request(1, "日本");
+        let mut input = framed(&cut, -4);
+        input.extend(framed(&request(2, "after"), 0));
+        input.extend(framed(br#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#, 0));
+        let (to_server, back) = guarded(&input).await;
+        let ids: Vec<&Value> = to_server.iter().map(|m| &m["id"]).collect();
+        assert_eq!(ids, [&json!(2), &json!(3)], "every message after the short one is served");
+        assert!(back.iter().any(|m| m["error"]["code"] == PARSE_ERROR), "the cut one is answered: {back:?}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 200, ..Default::default() })]
+        /// Byte counts off by -8..+8 around multi-byte characters, in any
+        /// of the first messages: the reader gets back in step, and the
+        /// messages after the next whole one are all served.
+        #[test]
+        fn a_wrong_length_never_wedges_the_daemon(delta in -8i64..=8, which in 0usize..3, text in "[a-z日本語é]{0,6}") {
+            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let mut input = Vec::new();
+            for i in 0..3u64 {
+                input.extend(framed(&request(i + 1, &text), if i as usize == which { delta } else { 0 }));
+            }
+            for id in 10..13u64 {
+                input.extend(framed(&request(id, "then"), 0));
+            }
+            let (to_server, _) = rt.block_on(guarded(&input));
+            let ids: Vec<u64> = to_server.iter().filter_map(|m| m["id"].as_u64()).collect();
+            // The frame after the broken one may be lost with it (a long
+            // length eats its head); from the next on, all are served.
+            for id in 11..13u64 {
+                proptest::prop_assert!(ids.contains(&id), "delta {delta} on message {which}: served {ids:?}");
+            }
+            if delta == 0 {
+                proptest::prop_assert_eq!(ids, vec![1, 2, 3, 10, 11, 12]);
+            }
+        }
     }
 
     #[tokio::test]
