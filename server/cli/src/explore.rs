@@ -300,7 +300,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         let unconfirmed: Vec<serde_json::Value> = result.unconfirmed.iter().zip(&edge_folders).map(as_json).collect();
         let properties: Vec<&seedfall_search::properties::PropertyTally> = result.properties.by_message.values().collect();
         let mut doc = serde_json::json!({
-            "version": 2, "seedfall": env!("CARGO_PKG_VERSION"), "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
+            "version": crate::sharded::EXPLORE_JSON_VERSION, "seedfall": env!("CARGO_PKG_VERSION"), "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
             "operators": result.operators.iter().map(|(op, y)| serde_json::json!({ "operator": op, "children": y.children, "new_signals": y.new_signals, "failures": y.failures, "worth": y.worth })).collect::<Vec<_>>(),
             "stop": result.stop, "failures": failures, "unconfirmed_failures": unconfirmed, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
             "properties": properties, "findings": result.properties.findings(),

@@ -141,7 +141,7 @@ pub fn merge(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
     if let Some(dest) = &a.json {
         let properties: Vec<_> = table.by_message.values().collect();
         let doc = serde_json::json!({
-            "version": 2, "seedfall": env!("CARGO_PKG_VERSION"), "command": "explore", "config": config, "runs": runs, "shards": shards,
+            "version": crate::sharded::EXPLORE_JSON_VERSION, "seedfall": env!("CARGO_PKG_VERSION"), "command": "explore", "config": config, "runs": runs, "shards": shards,
             "failures": failures, "unconfirmed_failures": unconfirmed, "failure_findings": found.ordered(),
             "properties": properties, "findings": table.findings(),
             "corpus": corpus.as_deref().map(output::relative), "corpus_entries_gathered": gathered,

@@ -52,7 +52,7 @@ pub fn main(a: MutateArgs) -> i32 {
     let report = seedfall_search::mutate::mutate(&project.program, seeds, jobs, &stop, &mut |phase| bar.set_message(phase.to_string()), &mut || bar.inc(1));
     bar.finish_and_clear();
     let config = output::relative(&project.program.config.path);
-    let mut doc = serde_json::json!({ "version": 1, "seedfall": env!("CARGO_PKG_VERSION"), "config": config });
+    let mut doc = serde_json::json!({ "version": crate::sharded::MUTATE_JSON_VERSION, "seedfall": env!("CARGO_PKG_VERSION"), "config": config });
     doc.as_object_mut().unwrap().extend(serde_json::to_value(&report).unwrap().as_object().unwrap().clone());
     let mut code = 0;
     if let Some(dest) = &a.out.json {

@@ -108,6 +108,11 @@ pub fn identity(command: &str, project: &seedfall_search::Project, options: Stri
     Identity { command: command.into(), seedfall: seedfall_search::shard::build_id(), program: project.digest.clone(), options }
 }
 
+/// Versions of explore's and mutate's `-json` documents (run's is
+/// `sweep_report::RUN_JSON_VERSION`).
+pub const EXPLORE_JSON_VERSION: u64 = 2;
+pub const MUTATE_JSON_VERSION: u64 = 1;
+
 /// Bound on one shard result file.
 pub const SHARD_BYTES_MAX: u64 = 1 << 30;
 
@@ -131,6 +136,29 @@ pub fn read(path: &std::path::Path) -> Result<Read, String> {
         return Err(format!("{file}: $.shard.version: expected {SHARD_VERSION}, found {} (written by another seedfall)", raw.get("version").map_or("nothing".to_string(), |v| v.to_string())));
     }
     let block: ShardBlock = serde_json::from_value(raw).map_err(|e| format!("{file}: $.shard: {e}"))?;
+    // Counts are checked before anything is sized by them: a count of four
+    // billion would make the merge list four billion missing shards.
+    let max = seedfall_search::shard::SHARDS_MAX;
+    if block.count == 0 || block.count > max {
+        return Err(format!("{file}: $.shard.count: expected 1 to {max}, found {}", block.count));
+    }
+    if block.index == 0 || block.index > block.count {
+        return Err(format!("{file}: $.shard.index: expected 1 to {} (its count), found {}", block.count, block.index));
+    }
+    let want = match block.identity.command.as_str() {
+        "run" => Some(u64::from(crate::sweep_report::RUN_JSON_VERSION)),
+        "explore" => Some(EXPLORE_JSON_VERSION),
+        "mutate" => Some(MUTATE_JSON_VERSION),
+        _ => None,
+    };
+    let found = doc.get("version").and_then(serde_json::Value::as_u64);
+    if let Some(want) = want.filter(|w| found != Some(*w)) {
+        return Err(format!(
+            "{file}: $.version: expected {want} for a {} result, found {} (written by another seedfall)",
+            block.identity.command,
+            doc.get("version").map_or("nothing".to_string(), |v| v.to_string())
+        ));
+    }
     if let Some(o) = doc.as_object_mut() {
         o.remove("shard");
     }

@@ -171,6 +171,23 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     let out = merge(&[files[0].clone(), future], &[]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("$.shard.version: expected 1, found 99"), "{}", out.stderr);
+    let future_doc = edit("future-doc.json", &|d| d["version"] = Value::from(99));
+    let out = merge(&[files[0].clone(), future_doc], &[]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("future-doc.json: $.version: expected 2 for a run result, found 99"), "{}", out.stderr);
+    // Counts are checked before anything is sized by them: four billion
+    // shards once took 13 GB before exit; the docs' bound is 100,000.
+    for (count, index) in [(4_000_000_000u64, 2u64), (100_001, 2), (0, 2), (2, 3)] {
+        let name = format!("count-{count}-{index}.json");
+        let bad = edit(&name, &|d| {
+            d["shard"]["count"] = Value::from(count);
+            d["shard"]["index"] = Value::from(index);
+        });
+        let out = merge(&[files[0].clone(), bad], &[]);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        let field = if count == 0 || count > 100_000 { "$.shard.count: expected 1 to 100000" } else { "$.shard.index: expected 1 to 2 (its count), found 3" };
+        assert!(out.stderr.contains(&name) && out.stderr.contains(field), "{name}: {}", out.stderr);
+    }
     // A plain -json result is not a shard result.
     let plain = cfg.parent().unwrap().join("plain.json");
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-5", &format!("-json={}", p(&plain))]);

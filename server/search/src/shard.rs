@@ -142,11 +142,17 @@ pub fn check_set(shards: &[(String, Shard, Identity)]) -> Result<(), String> {
     if !twice.is_empty() {
         return Err(format!("given twice: {}", twice.join("; ")));
     }
-    let missing: Vec<String> = (1..=first.count).filter(|i| !by_index.contains_key(i)).map(|i| format!("{i}/{}", first.count)).collect();
-    if !missing.is_empty() {
+    if let Some((i, _)) = by_index.iter().find(|(i, _)| **i == 0 || **i > first.count) {
+        return Err(format!("shard {i}/{} cannot be: shards are numbered 1 to {}", first.count, first.count));
+    }
+    // Counted, not listed: a count is at most SHARDS_MAX, but a list of that
+    // many missing shards says nothing the first few do not.
+    let missing = first.count as usize - by_index.len();
+    if missing > 0 {
         const SHOWN: usize = 20;
-        let more = if missing.len() > SHOWN { format!(" and {} more", missing.len() - SHOWN) } else { String::new() };
-        return Err(format!("missing shard{} {}{more} (of {} given)", if missing.len() == 1 { "" } else { "s" }, missing[..missing.len().min(SHOWN)].join(", "), shards.len()));
+        let shown: Vec<String> = (1..=first.count).filter(|i| !by_index.contains_key(i)).take(SHOWN).map(|i| format!("{i}/{}", first.count)).collect();
+        let more = if missing > SHOWN { format!(" and {} more", missing - SHOWN) } else { String::new() };
+        return Err(format!("missing shard{} {}{more} (of {} given)", if missing == 1 { "" } else { "s" }, shown.join(", "), shards.len()));
     }
     Ok(())
 }
