@@ -152,12 +152,34 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
     write(&tmp.join("summary.json"), &serde_json::to_vec_pretty(&summary).unwrap()).map_err(io)?;
     // Another seedfall may be writing the same failure (same seed, same
     // signature: the same bytes, since runs are deterministic); whichever
-    // rename lands, the folder is complete. What the tools added to an
-    // existing folder (shrink's faults.shrunk.json, cause's children) is
-    // carried over: writing the folder again must not lose earlier work.
+    // lands, the folder is complete. What the tools added to an existing
+    // folder (shrink's faults.shrunk.json, cause's children) is carried
+    // over: writing the folder again must not lose earlier work. The old
+    // folder is never changed in place: the new one gets links to what it
+    // lacks, then the two swap names in one step, so a kill at any point
+    // leaves a whole folder under the final name (the old or the new) and
+    // at most a hidden one beside it.
+    kill_point("written");
     if fin.exists() {
         carry_over(&fin, &tmp);
-        let _ = std::fs::remove_dir_all(&fin);
+        kill_point("carried");
+        match exchange(&tmp, &fin) {
+            Ok(()) => {
+                kill_point("exchanged");
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Ok(fin);
+            }
+            // Without an atomic swap (another kernel or file system): move
+            // the old one aside first, so the final name is never half.
+            Err(_) => {
+                let old = root.join(format!(".old-{name}-{}-{}", std::process::id(), TMP_COUNTER.fetch_add(1, Ordering::Relaxed)));
+                if std::fs::rename(&fin, &old).is_ok() {
+                    kill_point("set-aside");
+                    let _ = std::fs::rename(&tmp, &fin);
+                    let _ = std::fs::remove_dir_all(&old);
+                }
+            }
+        }
     }
     if let Err(e) = std::fs::rename(&tmp, &fin) {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -168,15 +190,52 @@ pub fn write_failure(project: &Project, outcome: &Outcome) -> Result<PathBuf, St
     Ok(fin)
 }
 
-/// Moves every entry of the old folder that the new one lacks into it.
-/// Bounded by the folder's listing; an entry that cannot move stays behind
-/// and goes with the old folder.
+/// Swaps two folders' names in one step (Linux's `renameat2` with
+/// `RENAME_EXCHANGE`).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let (a, b) = (std::ffi::CString::new(a.as_os_str().as_bytes())?, std::ffi::CString::new(b.as_os_str().as_bytes())?);
+    // SAFETY: both are NUL-terminated paths that live through the call.
+    let r = unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// A fault-injection hook for the kill-at-every-step test: with
+/// `SEEDFALL_TEST_KILL_AT=<point>` in its environment, seedfall dies at
+/// that point of writing a failure folder, as `kill -9` would have it (no
+/// cleanup, no unwinding). Unset, it costs an environment lookup per
+/// failure folder written.
+fn kill_point(point: &str) {
+    if std::env::var_os("SEEDFALL_TEST_KILL_AT").is_some_and(|p| p == point) {
+        // SAFETY: raising SIGKILL on ourselves; nothing after it runs.
+        unsafe {
+            libc::raise(libc::SIGKILL);
+        }
+    }
+}
+
+/// Links every entry of the old folder that the new one lacks into it
+/// (files by hard link, folders entry by entry), leaving the old folder as
+/// it was. Bounded by the folders' listings; an entry that cannot be
+/// linked is copied, and one that cannot be copied stays with the old one.
 fn carry_over(old: &Path, new: &Path) {
     let Ok(entries) = std::fs::read_dir(old) else { return };
     for e in entries.flatten().take(FOLDER_ENTRIES_MAX) {
         let to = new.join(e.file_name());
-        if !to.exists() {
-            let _ = std::fs::rename(e.path(), &to);
+        if to.exists() {
+            continue;
+        }
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            if std::fs::create_dir(&to).is_ok() {
+                carry_over(&e.path(), &to);
+            }
+        } else if std::fs::hard_link(e.path(), &to).is_err() {
+            let _ = std::fs::copy(e.path(), &to);
         }
     }
 }
@@ -228,7 +287,8 @@ pub struct Pruned {
     pub removed: Vec<String>,
     /// What the folders held before.
     pub bytes_before: u64,
-    /// Half-written folders of seedfall processes that are gone (killed).
+    /// Half-written or replaced folders of seedfall processes that are
+    /// gone (killed).
     pub stale_tmp: usize,
 }
 
@@ -253,8 +313,10 @@ pub fn prune(config: &Config, budget: u64, keep: &Path) -> Pruned {
     let mut folders: Vec<(std::time::SystemTime, String, String, u64)> = Vec::new();
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if let Some(rest) = name.strip_prefix(".tmp-") {
-            // .tmp-<name>-<pid>-<counter>
+        if let Some(rest) = name.strip_prefix(".tmp-").or_else(|| name.strip_prefix(".old-")) {
+            // .tmp-<name>-<pid>-<counter> (a folder being written, or after
+            // a swap the one it replaced), .old-<name>-<pid>-<counter> (one
+            // set aside without a swap)
             let pid = rest.rsplitn(3, '-').nth(1).and_then(|p| p.parse::<u32>().ok());
             if pid.is_some_and(|p| p != std::process::id() && !process_alive(p)) && std::fs::remove_dir_all(e.path()).is_ok() {
                 pruned.stale_tmp += 1;
