@@ -176,12 +176,7 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
                     seedfall_search::kept::remove(c, r.seed, &f.signature);
                 }
             }
-            report.pruned = seedfall_search::kept::prune(c, &report.found);
-            if !report.found.by_id.is_empty() {
-                if let Err(e) = seedfall_search::kept::write_index(c, &report.seeds, report.summary.runs, report.summary.failures, &report.found) {
-                    eprintln!("seedfall: {e}");
-                }
-            }
+            report.pruned = seedfall_search::kept::settle(c, &report.seeds, report.summary.runs, report.summary.failures, &report.found, std::time::SystemTime::now());
             crate::sweep_report::save_last_run(c, &report);
         }
         None => eprintln!("seedfall merge: {} is not here: failure folders, the failures index and last-run are left as the shards wrote them", report.config),

@@ -228,6 +228,10 @@ pub fn main(a: RunArgs) -> i32 {
     let guest_profile = sampler.as_ref().map(|s| s.profile.clone());
     let options = SweepOptions { seeds, jobs, profile: a.profile.is_some(), mutation: None, novelty, prefix, faults, guest_profile };
     let r = &mut report;
+    // Folders this sweep writes are its own until it ends: another sweep of
+    // this config, beside it, leaves them alone (kept.rs).
+    let started = std::time::SystemTime::now();
+    let mut claim = shard.is_none().then(|| seedfall_search::kept::Claim::new(config));
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
         done += 1;
@@ -257,7 +261,12 @@ pub fn main(a: RunArgs) -> i32 {
         // Only the shortest runs of each finding get a folder.
         let folder = if added.keep {
             match a.resources.write_failure(&project, outcome) {
-                Ok(f) => Some(f),
+                Ok(f) => {
+                    if let Some(c) = &mut claim {
+                        c.add(&f);
+                    }
+                    Some(f)
+                }
                 Err(e) => {
                     bar.suspend(|| eprintln!("seedfall: {e}"));
                     None
@@ -293,13 +302,9 @@ pub fn main(a: RunArgs) -> i32 {
     // A shard leaves the failures folder to the merge: other shards' folders
     // may share it, and only the merge knows which runs are the shortest.
     if shard.is_none() {
-        report.pruned = seedfall_search::kept::prune(config, &report.found);
-        if !report.found.by_id.is_empty() {
-            if let Err(e) = seedfall_search::kept::write_index(config, &report.seeds, report.summary.runs, report.summary.failures, &report.found) {
-                eprintln!("seedfall: {e}");
-            }
-        }
+        report.pruned = seedfall_search::kept::settle(config, &report.seeds, report.summary.runs, report.summary.failures, &report.found, started);
     }
+    drop(claim);
     // A failure whose folder a shorter run displaced has none.
     crate::sweep_report::drop_gone_folders(&mut report);
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {

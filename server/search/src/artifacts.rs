@@ -297,7 +297,7 @@ fn folder_bytes(dir: &Path) -> u64 {
 }
 
 /// Whether process `pid` is alive (Linux: its /proc entry).
-fn process_alive(pid: u32) -> bool {
+pub fn process_alive(pid: u32) -> bool {
     Path::new("/proc").join(pid.to_string()).exists() || !Path::new("/proc/self").exists()
 }
 
