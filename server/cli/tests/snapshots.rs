@@ -201,3 +201,14 @@ fn short_runs_do_not_start_snapshots_unless_asked() {
     let out = seedfall(&["cause", "-c", &kvlog(), "-seed", "9"]);
     assert!(out.stderr.contains("snapshots: not used: these runs take under 20 ms"), "{}", out.stderr);
 }
+
+#[test]
+fn from_a_moment_past_the_prefix_run_s_end_is_refused() {
+    // The ledger's seed 1 ends within milliseconds (every teller done), far
+    // before 1.5s: a sweep from there would be seed 1's run again and again.
+    let cfg = config("from-past-end", &format!(r#"{{ "version": 1, "name": "ledger", "duration": "2s", "nodes": [ {{ "name": "bank", "go": {{ "dir": "{}" }} }} ] }}"#, repo().join("examples/ledger").display()));
+    let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-20", "-from", "1500ms"]);
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("-from 1.500000000s: seed 1's run ends at") && out.stderr.contains("before it: every seed would be that run again"), "{}", out.stderr);
+    assert!(!out.stdout.contains("20 runs"), "no sweep of identical runs: {}", out.stdout);
+}

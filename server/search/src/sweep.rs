@@ -34,7 +34,20 @@ pub fn prefix_point(program: &Program, prefix_seed: u64, moment: crate::snapshot
     let duration = program.config.duration.nanos();
     match moment {
         Moment::At(t) if t >= duration => Err(format!("-from {}: the config's runs last {} (duration)", seedfall_sim::VTime(t), seedfall_sim::VTime(duration))),
-        Moment::At(t) => Ok(seedfall_sim::schedule::Prefix { seed: prefix_seed, at_ns: t, setup: false }),
+        Moment::At(t) => {
+            // A moment past the prefix run's end leaves nothing to vary:
+            // every seed would be that run again, passing or failing alike.
+            let o = run(program, &Schedule::seed(prefix_seed), &RunOptions::default());
+            if o.end_time.nanos() < t {
+                return Err(format!(
+                    "-from {}: seed {prefix_seed}'s run ends at {} ({}), before it: every seed would be that run again; choose an earlier moment, or another -prefix-seed",
+                    seedfall_sim::VTime(t),
+                    o.end_time,
+                    end_name(o.end)
+                ));
+            }
+            Ok(seedfall_sim::schedule::Prefix { seed: prefix_seed, at_ns: t, setup: false })
+        }
         Moment::AfterSetup => {
             let base = Schedule::seed(prefix_seed);
             let at_ns = match snapshots.map(|s| s.after_setup(&base)) {
