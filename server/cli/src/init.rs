@@ -465,17 +465,22 @@ fn rust_sources(dir: &Path) -> Vec<PathBuf> {
 /// and the folder of `"/var/lib/kv/wal.log"`. A program that opens a file
 /// in a folder nobody made fails at its first write; listing the folder in
 /// `disk.dirs` makes it exist at t=0, as it would on a prepared machine.
+/// How a literal is used says whether it names a file or a folder (a file
+/// without an extension, `/var/lib/app/state`, is still a file when it is
+/// written): on its own line, or through the name it is given.
 fn disk_dirs(sources: &[PathBuf]) -> BTreeSet<String> {
     let mut dirs = BTreeSet::new();
     for f in sources.iter().take(SOURCE_FILES_MAX) {
         let Ok(text) = seedfall_sim::files::read_text(f, SOURCE_BYTES_MAX, "the source file") else { continue };
-        for line in text.lines() {
+        let lines: Vec<&str> = text.lines().collect();
+        for line in &lines {
             // Routes and URLs look like paths and are not folders.
             if ["Handle", "http", "url", "URL", "route", "Path =="].iter().any(|w| line.contains(w)) {
                 continue;
             }
             for lit in line.split('"').skip(1).step_by(2) {
-                if let Some(d) = absolute_dir(lit) {
+                let usage = use_on(line).or_else(|| named(line, lit).and_then(|name| lines.iter().filter(|l| mentions(l, name)).find_map(|l| use_on(l))));
+                if let Some(d) = absolute_dir(lit, usage) {
                     dirs.insert(d);
                 }
             }
@@ -484,10 +489,48 @@ fn disk_dirs(sources: &[PathBuf]) -> BTreeSet<String> {
     dirs
 }
 
+/// What a line does with a path it holds, when it says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Use {
+    File,
+    Folder,
+}
+
+fn use_on(line: &str) -> Option<Use> {
+    const FILE: [&str; 9] = ["OpenFile(", "Create(", "WriteFile(", "ReadFile(", "os.Open(", "Truncate(", "File::create(", "File::open(", "fs::write("];
+    const FOLDER: [&str; 6] = ["MkdirAll(", "Mkdir(", "ReadDir(", "create_dir_all(", "create_dir(", "read_dir("];
+    if FOLDER.iter().any(|w| line.contains(w)) {
+        Some(Use::Folder)
+    } else if FILE.iter().any(|w| line.contains(w)) {
+        Some(Use::File)
+    } else {
+        None
+    }
+}
+
+/// The name a line gives literal `lit` (`stateFile = "/var/lib/app/state"`,
+/// `const DIR: &str = "/data";`), if it gives one.
+fn named<'a>(line: &'a str, lit: &str) -> Option<&'a str> {
+    let before = line.split(&format!("\"{lit}\"")).next()?.trim_end();
+    let before = before.strip_suffix('=')?.trim_end().trim_end_matches(':').trim_end();
+    // `name`, `name string`, `const NAME: &str`
+    let before = before.trim_end_matches("&str").trim_end().trim_end_matches(':').trim_end();
+    let name = before.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && !["const", "var", "let", "static", "pub", "string"].contains(w))?;
+    name.chars().all(|c| c.is_alphanumeric() || c == '_').then_some(name)
+}
+
+/// Whether `line` uses the identifier `name` (not inside a longer one).
+fn mentions(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(i, _)| {
+        let ok = |c: Option<char>| c.is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        ok(line[..i].chars().next_back()) && ok(line[i + name.len()..].chars().next())
+    })
+}
+
 /// The folder an absolute path literal names, if it looks like a path of
 /// the program's own data (not `/`, not the system's folders, no spaces or
 /// format verbs).
-fn absolute_dir(lit: &str) -> Option<String> {
+fn absolute_dir(lit: &str, usage: Option<Use>) -> Option<String> {
     const SYSTEM: [&str; 6] = ["/dev", "/proc", "/sys", "/etc", "/usr", "/bin"];
     if !lit.starts_with('/') || lit.len() < 2 || lit.len() > 200 || lit.contains("//") {
         return None;
@@ -497,8 +540,13 @@ fn absolute_dir(lit: &str) -> Option<String> {
     }
     let trimmed = lit.trim_end_matches('/');
     let last = trimmed.rsplit('/').next().unwrap_or("");
-    // A last part with an extension names a file: its folder is wanted.
-    let dir = if last.contains('.') { trimmed.rsplit_once('/').map(|(d, _)| d).unwrap_or("") } else { trimmed };
+    // A file (written or read as one, or a last part with an extension):
+    // its folder is wanted.
+    let file = match usage {
+        Some(u) => u == Use::File,
+        None => last.contains('.'),
+    };
+    let dir = if file { trimmed.rsplit_once('/').map(|(d, _)| d).unwrap_or("") } else { trimmed };
     if dir.is_empty() || SYSTEM.iter().any(|s| dir == *s || dir.starts_with(&format!("{s}/"))) {
         return None;
     }
@@ -517,12 +565,28 @@ mod tests {
 
     #[test]
     fn sees_data_folders_in_literals() {
-        assert_eq!(absolute_dir("/data"), Some("/data".into()));
-        assert_eq!(absolute_dir("/var/lib/kv/wal.log"), Some("/var/lib/kv".into()));
-        assert_eq!(absolute_dir("/kv.log"), None);
-        assert_eq!(absolute_dir("/etc/hosts"), None);
-        assert_eq!(absolute_dir("/api/v1/%s"), None);
-        assert_eq!(absolute_dir("/"), None);
+        assert_eq!(absolute_dir("/data", None), Some("/data".into()));
+        assert_eq!(absolute_dir("/var/lib/kv/wal.log", None), Some("/var/lib/kv".into()));
+        assert_eq!(absolute_dir("/kv.log", None), None);
+        assert_eq!(absolute_dir("/etc/hosts", None), None);
+        assert_eq!(absolute_dir("/api/v1/%s", None), None);
+        assert_eq!(absolute_dir("/", None), None);
+        assert_eq!(absolute_dir("/var/lib/app/state", Some(Use::File)), Some("/var/lib/app".into()));
+    }
+
+    #[test]
+    fn a_file_without_an_extension_is_a_file_when_it_is_written() {
+        let dir = std::env::temp_dir().join(format!("seedfall-init-dirs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("main.go");
+        std::fs::write(
+            &src,
+            "package main\n\nconst stateFile = \"/var/lib/app/state\"\n\nfunc main() {\n\tos.MkdirAll(\"/var/lib/app\", 0o755)\n\tos.WriteFile(stateFile, nil, 0o644)\n\tos.WriteFile(\"/srv/db/current\", nil, 0o644)\n\tos.MkdirAll(\"/srv/db/wal\", 0o755)\n}\n",
+        )
+        .unwrap();
+        let dirs: Vec<String> = disk_dirs(&[src]).into_iter().collect();
+        assert_eq!(dirs, ["/srv/db", "/srv/db/wal", "/var/lib/app"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
