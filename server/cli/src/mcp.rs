@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RunParams {
     /// The config file (seedfall.json).
     pub config: String,
@@ -32,6 +33,7 @@ pub struct RunParams {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ExploreParams {
     pub config: String,
     /// Seeds of round 1 (default 1-8).
@@ -49,6 +51,7 @@ pub struct ExploreParams {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RunRef {
     pub config: String,
     /// The seed (optional with faults: the file names it).
@@ -58,6 +61,7 @@ pub struct RunRef {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct InspectParams {
     pub config: String,
     pub seed: Option<u64>,
@@ -69,6 +73,7 @@ pub struct InspectParams {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ShrinkParams {
     pub config: String,
     pub seed: Option<u64>,
@@ -77,6 +82,7 @@ pub struct ShrinkParams {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CauseParams {
     pub config: String,
     pub seed: Option<u64>,
@@ -87,6 +93,7 @@ pub struct CauseParams {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PinParams {
     pub config: String,
     pub seed: Option<u64>,

@@ -88,6 +88,12 @@ test('malformed arguments are a clear error and the server keeps serving', async
     (e) => String(e),
   );
   assert.match(bad, /seed|invalid|type/i);
+  // A misspelt argument is refused by name, not ignored (it ran the default seeds).
+  const misspelt = await client.callTool({ name: 'seedfall_run', arguments: { config: 'examples/ledger/seedfall.json', seedz: '1-3' } }).then(
+    (r) => (r.isError ? JSON.stringify(r.content) : `no error: ${JSON.stringify(r.structuredContent ?? r.content).slice(0, 200)}`),
+    (e) => String(e),
+  );
+  assert.match(misspelt, /unknown field `seedz`/);
   const missing = await client.callTool({ name: 'seedfall_replay', arguments: { config: 'examples/nowhere.json', seed: 1 } });
   assert.equal(missing.isError, true);
   assert.match(missing.content[0].text, /does not exist/);
