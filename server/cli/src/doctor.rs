@@ -10,10 +10,11 @@ use std::process::Command;
 
 #[derive(Args)]
 pub struct DoctorArgs {
-    /// The config to check (its nodes are built); without one present,
-    /// only the machine is checked.
-    #[arg(short = 'c', long = "config", default_value = "seedfall.json")]
-    pub config: PathBuf,
+    /// The config to check (its nodes are built). Without -c, seedfall.json
+    /// when there is one, else only the machine is checked; a config given
+    /// with -c must be a file.
+    #[arg(short = 'c', long = "config")]
+    pub config: Option<PathBuf>,
 }
 
 /// The oldest Go that builds for wasip1 as seedfall needs (`GOOS=wasip1`
@@ -45,8 +46,11 @@ fn problem(level: Level, what: String, fix: &str) -> Check {
 }
 
 pub fn main(a: DoctorArgs) -> i32 {
-    let config_here = a.config.is_file();
-    let config = config_here.then(|| seedfall_sim::Config::load(&a.config));
+    let given = a.config.is_some();
+    let path = a.config.unwrap_or_else(|| PathBuf::from("seedfall.json"));
+    // Loading names what is wrong with a given path (missing, a folder, a
+    // device); only the default may be absent.
+    let config = (given || path.is_file()).then(|| seedfall_sim::Config::load(&path));
     let (needs_go, needs_rust) = match &config {
         Some(Ok(c)) => (c.nodes.iter().any(|n| matches!(n.source, WasmSource::Go { .. })), c.nodes.iter().any(|n| matches!(n.source, WasmSource::Cargo { .. }))),
         // No config (or a broken one): whatever a config could need.
@@ -55,19 +59,19 @@ pub fn main(a: DoctorArgs) -> i32 {
     // What a config does not need is a warning, not a failure.
     let need = |needed: bool| if needed { Level::Fail } else { Level::Warn };
     let mut checks = vec![go(need(needs_go)), rust_target(need(needs_rust))];
-    checks.push(cache(&a.config));
+    checks.push(cache(&path));
     checks.push(machine());
     match config {
         None => checks.push(Check {
             level: Level::Warn,
-            what: format!("no config at {} (only the machine was checked)", a.config.display()),
+            what: format!("no config at {} (only the machine was checked)", path.display()),
             detail: Vec::new(),
             fix: Some("give one with -c FILE, or write one: docs/getting-started.md".into()),
         }),
         Some(Err(e)) => checks.push(Check { level: Level::Fail, what: format!("config: {e}"), detail: Vec::new(), fix: Some("fix the field it names: docs/config.md".into()) }),
         Some(Ok(c)) => {
             checks.push(ok(format!("config {}: {} node{}, {} a run", crate::output::relative(&c.path), c.nodes.len(), if c.nodes.len() == 1 { "" } else { "s" }, crate::output::real(c.duration.nanos()))));
-            checks.extend(builds(&a.config, &c));
+            checks.extend(builds(&path, &c));
         }
     }
     println!("seedfall doctor");
@@ -143,8 +147,10 @@ fn cache(config: &Path) -> Check {
             }
             bytes += meta.len();
             files += 1;
-            // `write_atomic`'s temporary names: a process died mid-write.
-            if e.file_name().to_string_lossy().contains(".tmp-") {
+            // Temporary names of a process that died mid-write (a live
+            // one's is work in progress: another sweep is building).
+            let owner = seedfall_search::cache::tmp_owner(&e.file_name().to_string_lossy());
+            if owner.is_some_and(|pid| !seedfall_search::artifacts::process_alive(pid)) {
                 leftovers.push(e.path());
             }
         }
@@ -153,7 +159,9 @@ fn cache(config: &Path) -> Check {
     if leftovers.is_empty() {
         return ok(what);
     }
-    let mut c = problem(Level::Warn, format!("{what}: {} half-written file{} left by a process that stopped mid-write (never read)", leftovers.len(), if leftovers.len() == 1 { "" } else { "s" }), &format!("find {} -name '.*.tmp-*' -delete", crate::output::relative(&dir)));
+    // Harmless (never read, and the next build in that folder clears them):
+    // said, not counted against readiness.
+    let mut c = ok(format!("{what}, with {} half-written file{} of a process that stopped mid-write (never read; the next build in that folder clears them)", leftovers.len(), if leftovers.len() == 1 { "" } else { "s" }));
     c.detail = leftovers.iter().take(3).map(|p| crate::output::relative(p)).collect();
     c
 }

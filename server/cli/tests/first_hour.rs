@@ -160,6 +160,12 @@ fn doctor_passes_a_good_config_and_names_each_problem_with_its_fix() {
     let out = seedfall_in(&dir, &["doctor", "-c", "typo.json"]);
     assert_eq!(out.code, 1);
     assert!(out.stdout.contains("$.nodes[0].replica: unknown field \"replica\" (did you mean \"replicas\"?)"), "{}", out.stdout);
+    // A config given with -c that is no config file fails; it said "ready".
+    for (given, why) in [("missing.json", "does not exist"), (".", "is a folder, expected a file"), ("/dev/zero", "is not a regular file")] {
+        let out = seedfall_in(&dir, &["doctor", "-c", given]);
+        assert_eq!(out.code, 1, "{given}: {}", out.stdout);
+        assert!(out.stdout.contains("FAIL  config:") && out.stdout.contains(why) && !out.stdout.contains("ready"), "{given}: {}", out.stdout);
+    }
 }
 
 #[test]

@@ -15,7 +15,6 @@
 //! puts it into the docs.
 mod common;
 use common::*;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Seeds each cell is swept over.

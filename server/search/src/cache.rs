@@ -96,6 +96,32 @@ fn follow_symlinks(path: &Path) -> std::io::Result<PathBuf> {
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("more than {SYMLINK_HOPS_MAX} symlinks to follow")))
 }
 
+/// Bound on the entries of one cache folder looked at for leftovers.
+const LEFTOVERS_SCAN_MAX: usize = 100_000;
+
+/// The process a temporary name (`…tmp-<pid>`, `write_atomic`'s and the
+/// builders') belongs to, if it is one.
+pub fn tmp_owner(name: &str) -> Option<u32> {
+    let (_, rest) = name.rsplit_once(".tmp-").or_else(|| name.rsplit_once("tmp-"))?;
+    rest.parse().ok()
+}
+
+/// Removes the temporary files in `dir` of seedfall processes that are gone
+/// (killed mid-write: a cancelled sweep can be stopped in the middle of a
+/// build). Another process's live temporary file is left alone.
+pub fn clear_stale_tmp(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for e in entries.flatten().take(LEFTOVERS_SCAN_MAX) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = tmp_owner(&name) else { continue };
+        if pid != std::process::id() && !crate::artifacts::process_alive(pid) && e.file_type().is_ok_and(|t| t.is_file()) && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 /// A stable 64-bit content hash (FNV-1a), printed as 16 hex digits.
 pub fn hash_hex(parts: &[&[u8]]) -> String {
     let mut h = seedfall_sim::trace::TraceHash::new();

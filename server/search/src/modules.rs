@@ -45,6 +45,9 @@ pub fn compiled_bytes(engine: &Engine, bytes: &[u8], wasm_path: &Path, cache: &C
         let first = text.lines().next().unwrap_or("").trim_end_matches(':');
         format!("{} is not a valid module: {first}", wasm_path.display())
     })?;
+    if let Some(dir) = path.parent() {
+        crate::cache::clear_stale_tmp(dir);
+    }
     write_atomic(&path, &code).map_err(|e| format!("cannot write the module cache {}: {e}", path.display()))?;
     // SAFETY: as above; we just wrote it.
     unsafe { engine.load(&path) }

@@ -67,6 +67,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, st
     }
     log(&format!("building {} (go build, GOOS=wasip1 GOARCH=wasm) in {}", node.name, dir.display()));
     std::fs::create_dir_all(out.parent().unwrap()).map_err(|e| format!("cannot create the cache folder: {e}"))?;
+    crate::cache::clear_stale_tmp(out.parent().unwrap());
     let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
     let mut cmd = Command::new("go");
     cmd.current_dir(dir).env("GOOS", "wasip1").env("GOARCH", "wasm").args(["build", "-trimpath", "-o"]).arg(&tmp);
