@@ -364,9 +364,18 @@ fn go_programs(dir: &Path, config_dir: &Path) -> Result<Vec<Program>, String> {
     }
     let module_root = dir.to_path_buf();
     let mut programs = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines().take(PROGRAMS_MAX * 16) {
+    let mut found = BTreeSet::new();
+    for line in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .take(PROGRAMS_MAX * 16)
+    {
         let cols: Vec<&str> = line.split('\t').collect();
-        let [name, pkg_dir, import, deps, files] = cols[..] else { continue };
+        let [name, pkg_dir, import, deps, files] = cols[..] else {
+            continue;
+        };
+        if name == "main" {
+            found.insert(PathBuf::from(pkg_dir));
+        }
         if name != "main" || programs.len() >= PROGRAMS_MAX {
             continue;
         }
@@ -398,7 +407,51 @@ fn go_programs(dir: &Path, config_dir: &Path) -> Result<Vec<Program>, String> {
         let name = node_name(base).unwrap_or_else(|| "app".into());
         programs.push(Program { name, recipe: ("go", Value::Object(recipe)), why, dirs: disk_dirs(&sources), net });
     }
+    // A main package whose files are all for other systems (`//go:build
+    // linux`) is not there for wasip1 at all: say so rather than leave it
+    // out without a word.
+    for (pkg_dir, import) in host_main_packages(dir)
+        .into_iter()
+        .filter(|(d, _)| !found.contains(d))
+        .take(PROGRAMS_MAX)
+    {
+        let shown = match pkg_dir.strip_prefix(&module_root) {
+            Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
+            Ok(r) => format!("./{}", r.display()),
+            Err(_) => pkg_dir.display().to_string(),
+        };
+        eprintln!("seedfall init: skipped {import} ({shown}): a main package whose Go files are all for other systems (their build constraints leave none for GOOS=wasip1); seedfall runs programs built for wasip1 (docs/sdk-go.md)");
+    }
     Ok(programs)
+}
+
+/// The main packages `go list` sees for the host's own system (folder and
+/// import path); nothing when it fails: this only adds a warning.
+fn host_main_packages(dir: &Path) -> Vec<(PathBuf, String)> {
+    let Ok(out) = Command::new("go")
+        .args([
+            "list",
+            "-e",
+            "-f",
+            "{{.Name}}\t{{.Dir}}\t{{.ImportPath}}",
+            "./...",
+        ])
+        .current_dir(dir)
+        .env_remove("GOOS")
+        .env_remove("GOARCH")
+        .env("GOTOOLCHAIN", "local")
+        .output()
+    else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .take(PROGRAMS_MAX * 16)
+        .filter_map(|l| match l.split('\t').collect::<Vec<_>>()[..] {
+            ["main", d, import] => Some((PathBuf::from(d), import.to_string())),
+            _ => None,
+        })
+        .collect()
 }
 
 fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<Program>, String> {
@@ -408,27 +461,60 @@ fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<Program>, String>
         .output()
         .map_err(|e| format!("cannot run cargo metadata in {} ({e}): is Rust installed? (seedfall doctor)", dir.display()))?;
     if !out.status.success() {
-        return Err(format!("cargo metadata failed in {}:\n{}", dir.display(), String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!(
+            "cargo metadata failed in {}:\n{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
-    let meta: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
-    let manifest = dir.join("Cargo.toml");
+    let meta: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let manifest = std::fs::canonicalize(dir.join("Cargo.toml")).ok();
+    let packages: Vec<&Value> = meta["packages"].as_array().into_iter().flatten().collect();
+    // The package in -dir (a workspace lists its members too); in a
+    // virtual workspace (a Cargo.toml with no package) every member,
+    // built from the workspace with `-p`.
+    let here: Vec<&Value> = packages
+        .iter()
+        .copied()
+        .filter(|pkg| {
+            pkg["manifest_path"]
+                .as_str()
+                .and_then(|p| std::fs::canonicalize(p).ok())
+                == manifest
+        })
+        .collect();
+    let workspace = here.is_empty();
     let mut programs = Vec::new();
-    for pkg in meta["packages"].as_array().into_iter().flatten() {
-        let pkg_manifest = pkg["manifest_path"].as_str().map(PathBuf::from);
-        // The package in -dir (a workspace lists its members too).
-        let here = pkg_manifest.as_deref().and_then(|p| std::fs::canonicalize(p).ok()) == std::fs::canonicalize(&manifest).ok();
-        if !here {
-            continue;
-        }
-        let deps: BTreeSet<&str> = pkg["dependencies"].as_array().into_iter().flatten().filter_map(|d| d["name"].as_str()).collect();
+    for pkg in if workspace { packages } else { here } {
+        let deps: BTreeSet<&str> = pkg["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d["name"].as_str())
+            .collect();
         let net = deps.contains("wasmedge_wasi_socket") || deps.contains("wasmedge-wasi-socket");
         let bins: Vec<&Value> = pkg["targets"].as_array().into_iter().flatten().filter(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|x| x == "bin"))).collect();
         for t in bins.into_iter().take(PROGRAMS_MAX) {
             let bin = t["name"].as_str().unwrap_or_default();
             let mut recipe = Map::new();
             recipe.insert("dir".into(), json!(recipe_dir(dir, config_dir)));
+            if workspace {
+                recipe.insert(
+                    "package".into(),
+                    json!(pkg["name"].as_str().unwrap_or_default()),
+                );
+            }
             recipe.insert("bin".into(), json!(bin));
-            let mut why = vec![format!("The binary {bin} of {}.", pkg["name"].as_str().unwrap_or(""))];
+            let mut why = vec![format!(
+                "The binary {bin} of {}{}.",
+                pkg["name"].as_str().unwrap_or(""),
+                if workspace {
+                    ", a member of the workspace"
+                } else {
+                    ""
+                }
+            )];
             if net {
                 why.push("It depends on wasmedge_wasi_socket: its sockets are on the simulated network (docs/network.md#rust).".into());
             }

@@ -12,6 +12,8 @@ mod inspect;
 mod junit;
 mod kube;
 mod launch;
+#[cfg(test)]
+mod limits_doc;
 mod load;
 mod mcp;
 mod merge;

@@ -59,7 +59,7 @@ pub fn main(a: MergeArgs) -> i32 {
     }
     reads.sort_by_key(|r| r.block.index);
     let result = match reads[0].block.identity.command.as_str() {
-        "run" => merge_run(&a, &reads),
+        "run" => merge_run(&a, &mut reads),
         "explore" => crate::merge_explore::merge(&a, &reads),
         "mutate" => crate::merge_mutate::merge(&a, &reads),
         other => Err(format!("{}: shards of `{other}`, which this seedfall cannot merge", reads[0].file)),
@@ -75,8 +75,7 @@ pub fn main(a: MergeArgs) -> i32 {
 
 /// A field of a shard's document, read as `T`.
 pub fn field<T: serde::de::DeserializeOwned>(r: &Read, name: &str) -> Result<T, String> {
-    let v = r.doc.get(name).cloned().unwrap_or(serde_json::Value::Null);
-    serde_json::from_value(v).map_err(|e| format!("{}: $.{name}: {e}", r.file))
+    r.field(name)
 }
 
 /// The config the shards ran, when it is here: the merge writes beside it
@@ -85,11 +84,12 @@ pub fn config_here(config: &str) -> Option<seedfall_sim::Config> {
     seedfall_sim::Config::load(Path::new(config)).ok()
 }
 
-fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
-    let first = &reads[0];
-    let config: String = field(first, "config")?;
-    let seeds: String = field(first, "seeds")?;
-    let keep = first.block.keep;
+fn merge_run(a: &MergeArgs, reads: &mut [Read]) -> Result<i32, String> {
+    let config: String = field(&reads[0], "config")?;
+    let seeds: String = field(&reads[0], "seeds")?;
+    let range = seedfall_search::SeedRange::parse(&seeds)
+        .map_err(|e| format!("{}: $.seeds: {e}", reads[0].file))?;
+    let keep = reads[0].block.keep;
     let mut failures: Vec<crate::output::FailureJson> = Vec::new();
     let mut runs = Vec::new();
     let mut table = PropertyTable::default();
@@ -99,16 +99,24 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
     let mut jobs = 0usize;
     let mut pins = seedfall_search::pins::PinReport::default();
     let mut shard_blocks = Vec::new();
-    for r in reads {
-        failures.extend(field::<Vec<crate::output::FailureJson>>(r, "failures")?);
-        runs.extend(r.block.runs.iter().cloned());
+    // What is read is taken out of the shard (its text, its runs), so the
+    // merge holds each failing run about once.
+    for r in reads.iter_mut() {
+        if field::<String>(r, "seeds")? != seeds {
+            return Err(format!("{}: $.seeds: the first shard ran seeds {seeds}, this one {} (shards of one sweep share its range)", r.file, field::<String>(r, "seeds")?));
+        }
+        let mine: Vec<crate::output::FailureJson> = field(r, "failures")?;
+        r.doc.remove("failures");
+        let s: seedfall_search::SweepSummary = field(r, "totals")?;
+        check_run_shard(r, range, &mine, &s)?;
+        failures.extend(mine);
+        runs.append(&mut r.block.runs);
         for t in field::<Vec<PropertyTally>>(r, "properties")? {
             add_tally(&mut table, t);
         }
         for (m, p) in &r.block.places {
             places.entry(m.clone()).or_insert_with(|| p.clone());
         }
-        let s: seedfall_search::SweepSummary = field(r, "totals")?;
         add_summary(&mut summary, &s);
         match (&mut hashes, field::<Option<Vec<(u64, String)>>>(r, "trace_hashes")?) {
             (Some(all), Some(h)) => all.extend(h),
@@ -118,8 +126,9 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
         if r.block.pins_replayed {
             pins = field(r, "pins")?;
         }
-        shard_blocks.extend(r.block.blocks.values().cloned());
+        shard_blocks.extend(std::mem::take(&mut r.block.blocks).into_values());
     }
+    let first = &reads[0];
     finish_summary(&mut summary);
     // The unsharded run saw every outcome in seed order: so does the merge.
     failures.sort_by_key(|f| f.seed);
@@ -170,13 +179,24 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
             // Shards kept their own few shortest runs of each finding; of
             // those, only the sweep's shortest stay. That is the folders the
             // unsharded run keeps, so only older folders count as pruned.
+            // They go once the index is rewritten (it names only the
+            // shortest), so a killed merge leaves no name without a folder.
+            let displaced: std::collections::BTreeSet<String> = runs
+                .iter()
+                .filter_map(|r| {
+                    let f = &report.found.by_id[&seedfall_search::finding::Signature::of(&r.failure).id()];
+                    let name = seedfall_search::kept::folder(c, r.seed, &f.signature).file_name()?.to_string_lossy().into_owned();
+                    (!f.shortest.iter().any(|s| s.seed == r.seed)).then_some(name)
+                })
+                .collect();
+            let spare = |_: u64, name: &str| displaced.contains(name);
+            report.pruned = seedfall_search::kept::settle(c, &report.seeds, report.summary.runs, report.summary.failures, &report.found, std::time::SystemTime::now(), &spare);
             for r in &runs {
                 let f = &report.found.by_id[&seedfall_search::finding::Signature::of(&r.failure).id()];
                 if !f.shortest.iter().any(|s| s.seed == r.seed) {
                     seedfall_search::kept::remove(c, r.seed, &f.signature);
                 }
             }
-            report.pruned = seedfall_search::kept::settle(c, &report.seeds, report.summary.runs, report.summary.failures, &report.found, std::time::SystemTime::now());
             crate::sweep_report::save_last_run(c, &report);
         }
         None => eprintln!("seedfall merge: {} is not here: failure folders, the failures index and last-run are left as the shards wrote them", report.config),
@@ -208,6 +228,68 @@ fn merge_run(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
         print!("{}", report.results_text(a.fail_on_pinned));
     }
     Ok(code)
+}
+
+/// A shard's result agrees with itself: every seed it lists is one of its
+/// own share of the range and is listed once, its failing runs are the
+/// failures it reports, and it ran at most its share. Shards that were
+/// edited or mixed up would otherwise merge into a report whose text and
+/// JSON disagree (or whose counts underflow).
+fn check_run_shard(
+    r: &Read,
+    range: seedfall_search::SeedRange,
+    failures: &[crate::output::FailureJson],
+    s: &seedfall_search::SweepSummary,
+) -> Result<(), String> {
+    let file = &r.file;
+    let share = range.with_shard(Some(r.block.shard()));
+    let owned = |seed: u64, at: &str| -> Result<(), String> {
+        if seed < range.first || seed > range.last || !r.block.shard().owns(seed - range.first) {
+            return Err(format!(
+                "{file}: {at}: seed {seed} is not in shard {} of seeds {range}",
+                r.block.shard()
+            ));
+        }
+        Ok(())
+    };
+    if s.runs > share.len() {
+        return Err(format!(
+            "{file}: $.totals.runs: {} runs, but shard {} of seeds {range} holds {} seeds",
+            s.runs,
+            r.block.shard(),
+            share.len()
+        ));
+    }
+    if s.failures > s.runs {
+        return Err(format!(
+            "{file}: $.totals.failures: {} failures in {} runs",
+            s.failures, s.runs
+        ));
+    }
+    if failures.len() as u64 != s.failures || r.block.runs.len() as u64 != s.failures {
+        return Err(format!(
+            "{file}: $.failures lists {} failing runs, $.shard.runs {}, and $.totals.failures says {}: they should agree",
+            failures.len(),
+            r.block.runs.len(),
+            s.failures
+        ));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(failures.len());
+    for (i, f) in failures.iter().enumerate() {
+        owned(f.seed, &format!("$.failures[{i}]"))?;
+        if !seen.insert(f.seed) {
+            return Err(format!(
+                "{file}: $.failures[{i}]: seed {} is listed twice",
+                f.seed
+            ));
+        }
+    }
+    for (i, run) in r.block.runs.iter().enumerate() {
+        if !seen.remove(&run.seed) {
+            return Err(format!("{file}: $.shard.runs[{i}]: seed {} is not among its $.failures, or is listed twice", run.seed));
+        }
+    }
+    Ok(())
 }
 
 /// Adds one shard's tally of a property to the merged table.

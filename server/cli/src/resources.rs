@@ -15,7 +15,7 @@ use seedfall_sim::memory::human;
 /// The failure folders' disk budget when `-failures-budget` is not given.
 pub const FAILURES_BUDGET_DEFAULT: u64 = 1 << 30;
 /// The least memory a run's share may be.
-const RUN_SHARE_MIN: u64 = 64 << 20;
+pub const RUN_SHARE_MIN: u64 = 64 << 20;
 
 /// The runs' part of a memory budget; the rest is the snapshots'.
 pub fn runs_part(budget: u64) -> u64 {

@@ -232,6 +232,13 @@ pub fn main(a: RunArgs) -> i32 {
     // this config, beside it, leaves them alone (kept.rs).
     let started = std::time::SystemTime::now();
     let mut claim = shard.is_none().then(|| seedfall_search::kept::Claim::new(config));
+    // Folders this sweep finds it no longer needs (a seed that passes now,
+    // a run a shorter one displaced) go only after the index is rewritten:
+    // a sweep killed before its end must not leave the index naming
+    // folders it removed.
+    let had_folders = seedfall_search::artifacts::seeds_with_folders(config);
+    let mut passing_with_folders: Vec<u64> = Vec::new();
+    let mut displaced: Vec<(u64, seedfall_search::finding::Signature)> = Vec::new();
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
         done += 1;
@@ -242,8 +249,9 @@ pub fn main(a: RunArgs) -> i32 {
         // A -from or -faults run of seed N passing says nothing of seed N's
         // own run. (The outcome's schedule always lists the faults applied,
         // so the sweep's options say whether they were given.)
-        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && options.faults.is_none() {
-            seedfall_search::artifacts::clear_passing(config, outcome.seed);
+        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && options.faults.is_none() && had_folders.contains(&outcome.seed) {
+            passing_with_folders.push(outcome.seed);
+            seedfall_search::artifacts::kill_point("passed");
         }
         if let Some(h) = &mut r.hashes {
             h.push((outcome.seed, format!("{:016x}", outcome.trace_hash)));
@@ -277,7 +285,7 @@ pub fn main(a: RunArgs) -> i32 {
         };
         let signature = seedfall_search::finding::Signature::of(failure);
         if let Some(seed) = added.evicted {
-            seedfall_search::kept::remove(config, seed, &signature);
+            displaced.push((seed, signature.clone()));
         }
         if a.extras.report.is_some() {
             groups.add(outcome, folder.clone());
@@ -302,7 +310,15 @@ pub fn main(a: RunArgs) -> i32 {
     // A shard leaves the failures folder to the merge: other shards' folders
     // may share it, and only the merge knows which runs are the shortest.
     if shard.is_none() {
-        report.pruned = seedfall_search::kept::settle(config, &report.seeds, report.summary.runs, report.summary.failures, &report.found, started);
+        let passing: std::collections::BTreeSet<u64> = passing_with_folders.iter().copied().collect();
+        let spare = |seed: u64, _: &str| passing.contains(&seed);
+        report.pruned = seedfall_search::kept::settle(config, &report.seeds, report.summary.runs, report.summary.failures, &report.found, started, &spare);
+    }
+    for seed in passing_with_folders {
+        seedfall_search::artifacts::clear_passing(config, seed);
+    }
+    for (seed, signature) in displaced {
+        seedfall_search::kept::remove(config, seed, &signature);
     }
     drop(claim);
     // A failure whose folder a shorter run displaced has none.

@@ -4,6 +4,7 @@
 use crate::sweep_report::{Block, Place};
 use seedfall_search::shard::{Identity, Shard};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 /// Version of the `shard` block.
@@ -116,26 +117,59 @@ pub const MUTATE_JSON_VERSION: u64 = 1;
 /// Bound on one shard result file.
 pub const SHARD_BYTES_MAX: u64 = 1 << 30;
 
-/// A shard result read back: its file, the whole document and the block.
+/// A shard result read back: its file, its top-level fields and the block.
 pub struct Read {
     pub file: String,
-    pub doc: serde_json::Value,
+    /// Each top-level field kept as its JSON text and parsed into its type
+    /// only when a merge asks for it ([`Read::field`]): a shard then costs
+    /// about its size in memory. A tree of `serde_json::Value`s cost up to
+    /// 16 times it (a number is 32 bytes there), and copying a field out
+    /// of it twice that.
+    pub doc: BTreeMap<String, Box<RawValue>>,
     pub block: ShardBlock,
+}
+
+impl Read {
+    /// A field of the document, read as `T` (a missing field as `null`).
+    pub fn field<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, String> {
+        let text = self.doc.get(name).map_or("null", |v| v.get());
+        serde_json::from_str(text).map_err(|e| format!("{}: $.{name}: {e}", self.file))
+    }
+
+    /// The whole document as a tree, for results that are small by
+    /// construction (a mutation shard holds seed lists and a table).
+    pub fn value(&self) -> Result<serde_json::Value, String> {
+        let mut out = serde_json::Map::new();
+        for (k, v) in &self.doc {
+            out.insert(
+                k.clone(),
+                serde_json::from_str(v.get()).map_err(|e| format!("{}: $.{k}: {e}", self.file))?,
+            );
+        }
+        Ok(serde_json::Value::Object(out))
+    }
 }
 
 /// Reads a shard result, saying which file and what is wrong with it.
 pub fn read(path: &std::path::Path) -> Result<Read, String> {
     let file = path.display().to_string();
-    let text = seedfall_sim::files::read_text(path, SHARD_BYTES_MAX, "the shard result").map_err(|e| format!("{file}: {e}"))?;
-    let mut doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file}: not JSON: {e}"))?;
-    let Some(raw) = doc.get_mut("shard").map(serde_json::Value::take) else {
+    let text = seedfall_sim::files::read_text(path, SHARD_BYTES_MAX, "the shard result")
+        .map_err(|e| format!("{file}: {e}"))?;
+    let mut doc: BTreeMap<String, Box<RawValue>> =
+        serde_json::from_str(&text).map_err(|e| format!("{file}: not JSON: {e}"))?;
+    drop(text);
+    let Some(raw) = doc.remove("shard") else {
         return Err(format!("{file}: not a shard result: it has no `shard` field (write shard results with -shard i/n -json FILE)"));
     };
-    let version = raw.get("version").and_then(serde_json::Value::as_u64);
-    if version != Some(u64::from(SHARD_VERSION)) {
-        return Err(format!("{file}: $.shard.version: expected {SHARD_VERSION}, found {} (written by another seedfall)", raw.get("version").map_or("nothing".to_string(), |v| v.to_string())));
+    let found = serde_json::from_str::<VersionOnly>(raw.get())
+        .ok()
+        .and_then(|v| v.version);
+    if found.as_ref().and_then(serde_json::Value::as_u64) != Some(u64::from(SHARD_VERSION)) {
+        return Err(format!("{file}: $.shard.version: expected {SHARD_VERSION}, found {} (written by another seedfall)", found.map_or("nothing".to_string(), |v| v.to_string())));
     }
-    let block: ShardBlock = serde_json::from_value(raw).map_err(|e| format!("{file}: $.shard: {e}"))?;
+    let block: ShardBlock =
+        serde_json::from_str(raw.get()).map_err(|e| format!("{file}: $.shard: {e}"))?;
+    drop(raw);
     // Counts are checked before anything is sized by them: a count of four
     // billion would make the merge list four billion missing shards.
     let max = seedfall_search::shard::SHARDS_MAX;
@@ -151,16 +185,21 @@ pub fn read(path: &std::path::Path) -> Result<Read, String> {
         "mutate" => Some(MUTATE_JSON_VERSION),
         _ => None,
     };
-    let found = doc.get("version").and_then(serde_json::Value::as_u64);
+    let found = doc
+        .get("version")
+        .and_then(|v| serde_json::from_str::<u64>(v.get()).ok());
     if let Some(want) = want.filter(|w| found != Some(*w)) {
         return Err(format!(
             "{file}: $.version: expected {want} for a {} result, found {} (written by another seedfall)",
             block.identity.command,
-            doc.get("version").map_or("nothing".to_string(), |v| v.to_string())
+            doc.get("version").map_or("nothing", |v| v.get())
         ));
     }
-    if let Some(o) = doc.as_object_mut() {
-        o.remove("shard");
-    }
     Ok(Read { file, doc, block })
+}
+
+/// The one field a version check needs from an object.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: Option<serde_json::Value>,
 }

@@ -161,9 +161,14 @@ fn run(a: &SlurmArgs) -> Result<i32, String> {
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-    let out = std::fs::read_to_string(results.join("merge.out")).unwrap_or_default();
-    print!("{out}");
-    let code = std::fs::read_to_string(&exit_file).ok().and_then(|t| t.trim().parse::<i32>().ok()).unwrap_or(2);
+    // The merge's output, as it wrote it (copied, not held: it lists every failing run).
+    if let Ok(mut out) = std::fs::File::open(results.join("merge.out")) {
+        let _ = std::io::copy(&mut out, &mut std::io::stdout().lock());
+    }
+    let code = seedfall_sim::files::read_text(&exit_file, 64, "the merge's exit status")
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .unwrap_or(2);
     Ok(code)
 }
 

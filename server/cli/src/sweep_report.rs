@@ -237,12 +237,19 @@ pub fn save_last_run(config: &seedfall_sim::Config, report: &Report) {
 
 /// Writes a JSON document to stdout (`dest` empty) or atomically to a file.
 pub fn emit_json(dest: &str, doc: &impl Serialize) -> Result<(), String> {
-    let text = serde_json::to_string_pretty(doc).expect("our documents serialize");
+    use std::io::Write;
+    // Written as it is serialized: a merged sweep's document is as large as
+    // its shards, and holding its text too would double the merge's memory.
+    let mut write = |w: &mut dyn Write| -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(w);
+        serde_json::to_writer_pretty(&mut w, doc)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    };
     if dest.is_empty() {
-        println!("{text}");
-        return Ok(());
+        return write(&mut std::io::stdout().lock())
+            .map_err(|e| format!("-json: cannot write to standard output: {e}"));
     }
-    let mut bytes = text.into_bytes();
-    bytes.push(b'\n');
-    seedfall_search::cache::write_atomic(std::path::Path::new(dest), &bytes).map_err(|e| format!("-json {dest}: cannot write it: {e}"))
+    seedfall_search::cache::write_atomic_with(std::path::Path::new(dest), &mut write)
+        .map_err(|e| format!("-json {dest}: cannot write it: {e}"))
 }

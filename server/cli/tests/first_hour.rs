@@ -111,6 +111,50 @@ fn init_a_networked_rust_program() {
 }
 
 #[test]
+fn init_in_a_virtual_cargo_workspace_finds_its_members_binaries() {
+    let dir = scratch("init-workspace");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"tools/app\"]\nresolver = \"2\"\n",
+    )
+    .unwrap();
+    let app = dir.join("tools/app");
+    std::fs::create_dir_all(app.join("src")).unwrap();
+    std::fs::write(
+        app.join("Cargo.toml"),
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        app.join("src/main.rs"),
+        "fn main() {\n    std::fs::write(\"/var/lib/app/state\", b\"1\").unwrap();\n}\n",
+    )
+    .unwrap();
+    // It said "no program found".
+    let (cfg, run) = init_then_run(&dir, &[], "1-3");
+    let cargo = &cfg["nodes"][0]["cargo"];
+    assert_eq!(
+        (
+            cargo["dir"].as_str(),
+            cargo["package"].as_str(),
+            cargo["bin"].as_str()
+        ),
+        (Some("."), Some("app"), Some("app")),
+        "{cfg}"
+    );
+    assert_eq!(
+        cfg["nodes"][0]["disk"]["dirs"],
+        serde_json::json!(["/var/lib/app"]),
+        "{cfg}"
+    );
+    assert_eq!(
+        (run["runs"].as_u64(), run["failed"].as_u64()),
+        (Some(3), Some(0)),
+        "{run}"
+    );
+}
+
+#[test]
 fn init_says_what_it_cannot_do() {
     let empty = scratch("init-empty");
     let out = seedfall_in(&empty, &["init"]);
@@ -174,8 +218,18 @@ fn a_go_program_for_linux_only_fails_to_build_with_what_to_do() {
     std::fs::write(dir.join("go.mod"), "module example.com/linuxonly\n\ngo 1.22\n").unwrap();
     std::fs::write(dir.join("main.go"), "//go:build linux\n\npackage main\n\nfunc main() {}\n").unwrap();
     let init = seedfall_in(&dir, &["init"]);
-    assert_eq!(init.code, 2, "go list sees no program for wasip1: {}", init.stdout);
-    std::fs::write(dir.join("seedfall.json"), r#"{"duration": "1s", "nodes": [{"name": "app", "go": {"dir": "."}}]}"#).unwrap();
+    assert_eq!(
+        init.code, 2,
+        "go list sees no program for wasip1: {}",
+        init.stdout
+    );
+    // Not without a word: it said "no program found" alone.
+    assert!(init.stderr.contains("skipped example.com/linuxonly (.): a main package whose Go files are all for other systems"), "{}", init.stderr);
+    std::fs::write(
+        dir.join("seedfall.json"),
+        r#"{"duration": "1s", "nodes": [{"name": "app", "go": {"dir": "."}}]}"#,
+    )
+    .unwrap();
     let out = seedfall_in(&dir, &["run", "-seeds", "1"]);
     assert_eq!(out.code, 2);
     for needle in ["go build failed in", "build constraints exclude all Go files", "reproduce it: cd ", "hint: a package has no Go files for GOOS=wasip1"] {

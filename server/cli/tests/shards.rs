@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use serde_json::Value;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A kvlog config (crashes lose acknowledged writes) in its own folder.
@@ -187,6 +188,68 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
         assert_eq!(out.code, 2, "{name}: {}", out.stderr);
         let field = if count == 0 || count > 100_000 { "$.shard.count: expected 1 to 100000" } else { "$.shard.index: expected 1 to 2 (its count), found 3" };
         assert!(out.stderr.contains(&name) && out.stderr.contains(field), "{name}: {}", out.stderr);
+    }
+    // A shard that contradicts itself (a seed of another shard or outside
+    // the range, a seed twice, counts that disagree) is refused by field:
+    // once merged, its text and JSON said different failure counts.
+    let first = |name: &str, f: &dyn Fn(&mut Value)| {
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        assert!(
+            doc["failed"].as_u64().unwrap() >= 2,
+            "shard 1 has failures to edit: {}",
+            doc["failed"]
+        );
+        f(&mut doc);
+        let path = cfg.parent().unwrap().join(name);
+        std::fs::write(&path, doc.to_string()).unwrap();
+        path
+    };
+    let seed0 = serde_json::from_str::<Value>(&std::fs::read_to_string(&files[0]).unwrap())
+        .unwrap()["failures"][0]["seed"]
+        .as_u64()
+        .unwrap();
+    let cases: [(&str, &dyn Fn(&mut Value), String); 5] = [
+        (
+            "foreign.json",
+            &|d| d["failures"][0]["seed"] = Value::from(seed0 + 1),
+            format!(
+                "$.failures[0]: seed {} is not in shard 1/2 of seeds 1-40",
+                seed0 + 1
+            ),
+        ),
+        (
+            "outside.json",
+            &|d| d["failures"][0]["seed"] = Value::from(41),
+            "$.failures[0]: seed 41 is not in shard 1/2 of seeds 1-40".into(),
+        ),
+        (
+            "twice.json",
+            &|d| d["failures"][1]["seed"] = d["failures"][0]["seed"].clone(),
+            format!("$.failures[1]: seed {seed0} is listed twice"),
+        ),
+        (
+            "counts.json",
+            &|d| {
+                d["totals"]["failures"] = Value::from(d["totals"]["failures"].as_u64().unwrap() + 1)
+            },
+            "they should agree".into(),
+        ),
+        (
+            "runs.json",
+            &|d| d["shard"]["runs"][0]["seed"] = Value::from(39 - seed0 % 2),
+            "$.shard.runs[0]: seed".into(),
+        ),
+    ];
+    for (name, f, says) in cases {
+        let bad = first(name, f);
+        let out = merge(&[bad, files[1].clone()], &[]);
+        assert_eq!(out.code, 2, "{name}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(name) && out.stderr.contains(&says),
+            "{name}: {says:?} not in\n{}",
+            out.stderr
+        );
     }
     // A plain -json result is not a shard result.
     let plain = cfg.parent().unwrap().join("plain.json");
@@ -439,4 +502,103 @@ fn the_github_actions_example_is_a_valid_workflow() {
         let v = std::process::Command::new(actionlint).args(["-oneline", "-shellcheck="]).arg(&workflow).output().unwrap();
         assert!(v.status.success(), "{}{}", String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&v.stderr));
     }
+}
+
+/// A merge holds a shard about once: its fields are kept as text and
+/// parsed one at a time into their types, its failing runs moved, not
+/// copied, and its output written as it is made. (As a tree of JSON values
+/// an 84 MB shard took 1.3 GB: 16 times its size.)
+#[test]
+fn a_large_shard_result_merges_in_a_small_multiple_of_its_size() {
+    let cfg = kvlog("shards-large");
+    let files = shards(&cfg, "run", &["-seeds", "1-40"], 2);
+    let small = measured(&["merge", p(&files[0]), p(&files[1]), "-json=/dev/null"]);
+    assert!(small.out.code <= 1, "{}", small.out.stderr);
+    // Shard 1 of a large range, failing on many more of its seeds.
+    let more = 60_000u64;
+    let seeds = format!("1-{}", 4 * more + 100);
+    let mut docs: Vec<Value> = files
+        .iter()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .collect();
+    for d in &mut docs {
+        d["seeds"] = Value::from(seeds.clone());
+    }
+    // Written as text, a piece at a time: a child's peak memory counts this
+    // process's until it execs (Linux keeps the larger), so the test must
+    // not hold the large shard itself.
+    let d = &mut docs[0];
+    let (failure, run) = (d["failures"][0].clone(), d["shard"]["runs"][0].clone());
+    for (key, by) in [("failed", more), ("passed", more), ("runs", 2 * more)] {
+        d[key] = Value::from(d[key].as_u64().unwrap() + by);
+    }
+    for (key, by) in [("failures", more), ("runs", 2 * more)] {
+        d["totals"][key] = Value::from(d["totals"][key].as_u64().unwrap() + by);
+    }
+    let failed = docs[0]["failed"].as_u64().unwrap() + docs[1]["failed"].as_u64().unwrap();
+    let dir = cfg.parent().unwrap();
+    let large: Vec<PathBuf> = (1..=2)
+        .map(|i| dir.join(format!("large-{i}.json")))
+        .collect();
+    std::fs::write(&large[1], docs[1].to_string()).unwrap();
+    let (failures, runs) = (
+        docs[0]["failures"].to_string(),
+        docs[0]["shard"]["runs"].to_string(),
+    );
+    docs[0]["failures"] = Value::from("FAILURES");
+    docs[0]["shard"]["runs"] = Value::from("RUNS");
+    let text = docs[0].to_string();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&large[0]).unwrap());
+    let mut rest = text.as_str();
+    for (mark, mine, model) in [
+        ("\"FAILURES\"", &failures, &failure),
+        ("\"RUNS\"", &runs, &run),
+    ] {
+        let (before, after) = rest.split_once(mark).expect("the mark is in the text");
+        out.write_all(before.as_bytes()).unwrap();
+        out.write_all(mine[..mine.len() - 1].as_bytes()).unwrap();
+        for k in 0..more {
+            let seed = 1001 + 2 * k; // odd: shard 1's
+            let mut one = model.clone();
+            one["seed"] = Value::from(seed);
+            if one.get("folder").is_some() {
+                one["folder"] = Value::Null;
+            }
+            write!(out, ",{one}").unwrap();
+        }
+        out.write_all(b"]").unwrap();
+        rest = after;
+    }
+    out.write_all(rest.as_bytes()).unwrap();
+    out.flush().unwrap();
+    drop(out);
+    let size_mb = std::fs::metadata(&large[0]).unwrap().len() >> 20;
+    assert!(size_mb >= 40, "the shard is {size_mb} MiB");
+    let merged = dir.join("merged.json");
+    let m = measured(&[
+        "merge",
+        p(&large[0]),
+        p(&large[1]),
+        &format!("-json={}", p(&merged)),
+    ]);
+    assert_eq!(m.out.code, 1, "{}", m.out.stderr);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(
+        (
+            doc["failed"].as_u64(),
+            doc["failures"].as_array().map(Vec::len)
+        ),
+        (Some(failed), Some(failed as usize))
+    );
+    let over = m.rss_mb.saturating_sub(small.rss_mb);
+    println!(
+        "a {size_mb} MiB shard merged in {} MiB, {over} MiB over a small one's {} MiB",
+        m.rss_mb, small.rss_mb
+    );
+    assert!(
+        over <= 4 * size_mb,
+        "a {size_mb} MiB shard took {over} MiB more than a small one ({} against {} MiB)",
+        m.rss_mb,
+        small.rss_mb
+    );
 }

@@ -206,10 +206,10 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
 
 /// A fault-injection hook for the kill-at-every-step test: with
 /// `SEEDFALL_TEST_KILL_AT=<point>` in its environment, seedfall dies at
-/// that point of writing a failure folder, as `kill -9` would have it (no
-/// cleanup, no unwinding). Unset, it costs an environment lookup per
-/// failure folder written.
-fn kill_point(point: &str) {
+/// that point (of writing a failure folder, or of a sweep), as `kill -9`
+/// would have it (no cleanup, no unwinding). Unset, it costs an
+/// environment lookup each time.
+pub fn kill_point(point: &str) {
     if std::env::var_os("SEEDFALL_TEST_KILL_AT").is_some_and(|p| p == point) {
         // SAFETY: raising SIGKILL on ourselves; nothing after it runs.
         unsafe {
@@ -262,6 +262,28 @@ fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// After a rerun in which `seed` passed: its plain-seed failure folders are
 /// stale (the bug is fixed, or moved), so they go. Folders whose schedule
 /// has branches (from explore or cause) are not the seed's alone and stay.
+/// The seeds that have a failure folder of `config` (at most
+/// `FOLDERS_SCAN_MAX` folders are looked at).
+pub fn seeds_with_folders(config: &Config) -> std::collections::BTreeSet<u64> {
+    let prefix = format!("{}-seed-", config.name);
+    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else {
+        return Default::default();
+    };
+    entries
+        .flatten()
+        .take(FOLDERS_SCAN_MAX)
+        .filter_map(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .strip_prefix(&prefix)?
+                .split_once('-')?
+                .0
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
 pub fn clear_passing(config: &Config, seed: u64) {
     let prefix = format!("{}-seed-{seed}-", config.name);
     let Ok(entries) = std::fs::read_dir(failures_dir(config)) else { return };
@@ -270,10 +292,16 @@ pub fn clear_passing(config: &Config, seed: u64) {
         if !name.starts_with(&prefix) {
             continue;
         }
-        let branched = std::fs::read_to_string(e.path().join("faults.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .is_none_or(|v| v["branches"].as_array().is_none_or(|b| !b.is_empty()) || !v["prefix"].is_null());
+        let branched = seedfall_sim::files::read_text(
+            &e.path().join("faults.json"),
+            seedfall_sim::files::JSON_BYTES_MAX,
+            "the schedule file",
+        )
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_none_or(|v| {
+            v["branches"].as_array().is_none_or(|b| !b.is_empty()) || !v["prefix"].is_null()
+        });
         if !branched {
             let _ = std::fs::remove_dir_all(e.path());
         }

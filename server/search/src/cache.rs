@@ -43,6 +43,15 @@ const SYMLINK_HOPS_MAX: usize = 40;
 /// since a rename would turn it into a regular file; its errors (ENOSPC from
 /// `/dev/full`) are returned. A folder is an error.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// As [`write_atomic`], with the content written by `write` as it is made
+/// (a large document need not be held whole in memory first).
+pub fn write_atomic_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     // What the kernel reaches through every link: /dev/stdout is a link to
     // /proc/self/fd/1, a "magic" link to a pipe or a terminal whose text
     // (`pipe:[1234]`) names no path, so only the kernel can follow it.
@@ -52,7 +61,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             // Devices, FIFOs, pipes: no temp file, no rename, no truncation
             // (a character device has no length to cut).
             let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
-            f.write_all(bytes)?;
+            write(&mut f)?;
             return f.flush();
         }
         _ => {}
@@ -66,7 +75,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        write(&mut f)?;
         f.sync_all()
     })();
     if let Err(e) = written {

@@ -96,12 +96,18 @@ pub fn custom_sections<'a>(wasm: &'a [u8], name: &str) -> Result<Vec<&'a [u8]>, 
     Ok(out)
 }
 
+/// Bound on a cached catalog read back (one entry per property call site
+/// of a program: a few KiB for most, never near this).
+pub const CATALOG_BYTES_MAX: u64 = 64 << 20;
+
 /// The catalog of a Go node: cached by the build fingerprint.
 /// `go_args` gives the build's overlay arguments (only called when the
 /// catalog is not cached): `go list` must see the program as `go build` does.
 pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: &Cache, go_args: &mut dyn FnMut() -> Result<Vec<String>, String>) -> Result<Catalog, String> {
     let cached = cache.path("catalog", &format!("go2-{fingerprint}.json"));
-    if let Ok(text) = std::fs::read_to_string(&cached) {
+    if let Ok(text) =
+        seedfall_sim::files::read_text(&cached, CATALOG_BYTES_MAX, "the cached catalog")
+    {
         if let Ok(mut c) = serde_json::from_str::<Catalog>(&text) {
             for e in &mut c.entries {
                 e.node = node.to_string();

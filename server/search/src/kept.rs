@@ -53,19 +53,42 @@ pub fn remove(config: &Config, seed: u64, s: &Signature) -> bool {
 /// sweeps): only the shortest runs stay. A folder written after `started`
 /// (by a sweep that ran beside this one), claimed by a running sweep, or
 /// named by the index (`keep`) stays too. Returns how many went.
-pub fn prune(config: &Config, findings: &Findings, started: std::time::SystemTime, keep: &BTreeSet<String>) -> usize {
-    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else { return 0 };
+pub fn prune(
+    config: &Config,
+    findings: &Findings,
+    started: std::time::SystemTime,
+    keep: &BTreeSet<String>,
+    spare: &dyn Fn(u64, &str) -> bool,
+) -> usize {
+    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else {
+        return 0;
+    };
     let prefix = format!("{}-seed-", config.name);
     let claimed = Claim::held_by_others(config);
     let mut removed = 0;
     for e in entries.flatten().take(crate::artifacts::FOLDERS_SCAN_MAX) {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(&prefix) else { continue };
-        let Some((seed, tail)) = rest.split_once('-') else { continue };
-        let Ok(seed) = seed.parse::<u64>() else { continue };
-        let Some(id) = tail.rsplit('-').next() else { continue };
-        let Some(finding) = findings.by_id.get(id) else { continue };
-        if finding.shortest.iter().any(|r| r.seed == seed) || holds_tool_work(&e.path()) || keep.contains(&name) || claimed.contains(&name) {
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Some((seed, tail)) = rest.split_once('-') else {
+            continue;
+        };
+        let Ok(seed) = seed.parse::<u64>() else {
+            continue;
+        };
+        let Some(id) = tail.rsplit('-').next() else {
+            continue;
+        };
+        let Some(finding) = findings.by_id.get(id) else {
+            continue;
+        };
+        if finding.shortest.iter().any(|r| r.seed == seed)
+            || holds_tool_work(&e.path())
+            || keep.contains(&name)
+            || claimed.contains(&name)
+            || spare(seed, &name)
+        {
             continue;
         }
         let newer = e.metadata().and_then(|m| m.modified()).is_ok_and(|m| m >= started);
@@ -83,7 +106,20 @@ pub fn prune(config: &Config, findings: &Findings, started: std::time::SystemTim
 /// its end: merges them into the index, then prunes the folders of its
 /// findings that are neither its shortest runs, nor newer than `started`,
 /// nor claimed, nor named by the index. Returns how many folders went.
-pub fn settle(config: &Config, seeds: &str, runs: u64, failed: u64, findings: &Findings, started: std::time::SystemTime) -> usize {
+///
+/// `spare(seed, folder)` names folders the caller removes itself once this
+/// returns (a seed that passes now, a run a shorter one displaced): they
+/// are not pruned, so not counted as pruned, and they outlive the index
+/// that no longer names them, never the other way round.
+pub fn settle(
+    config: &Config,
+    seeds: &str,
+    runs: u64,
+    failed: u64,
+    findings: &Findings,
+    started: std::time::SystemTime,
+    spare: &dyn Fn(u64, &str) -> bool,
+) -> usize {
     let named = match write_index(config, seeds, runs, failed, findings) {
         Ok((_, named)) => named,
         Err(e) => {
@@ -92,13 +128,13 @@ pub fn settle(config: &Config, seeds: &str, runs: u64, failed: u64, findings: &F
             return 0;
         }
     };
-    prune(config, findings, started, &named)
+    prune(config, findings, started, &named, spare)
 }
 
 /// Bound on the claim files read (one per running sweep of a workspace).
-const CLAIMS_MAX: usize = 4096;
+pub const CLAIMS_MAX: usize = 4096;
 /// Bound on one claim file.
-const CLAIM_BYTES_MAX: u64 = 1 << 20;
+pub const CLAIM_BYTES_MAX: u64 = 1 << 20;
 
 /// A running sweep's claim on the failure folders it writes: one file in
 /// `.seedfall/live/` naming them, gone when the sweep ends. A claim whose
@@ -170,7 +206,7 @@ pub fn index_path(config: &Config) -> PathBuf {
 }
 
 /// Bound on the index read back for a merge.
-const INDEX_BYTES_MAX: u64 = 256 << 20;
+pub const INDEX_BYTES_MAX: u64 = 256 << 20;
 
 /// One seed range a sweep ran, as the index keeps it.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -209,58 +245,114 @@ pub fn write_index(config: &Config, seeds: &str, runs: u64, failed: u64, finding
     let lock = std::fs::create_dir_all(path.parent().expect("in .seedfall")).and_then(|_| std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path));
     let lock = lock.map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
     // Held until this function returns (the file closes): one merger at a time.
-    lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
-    let old: Option<serde_json::Value> = seedfall_sim::files::read_text(&path, INDEX_BYTES_MAX, "the failures index").ok().and_then(|t| serde_json::from_str(&t).ok()).filter(|v: &serde_json::Value| v["version"] == INDEX_VERSION);
+    lock.lock()
+        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    // Read typed, not as a tree of values: its seed lists are most of it,
+    // 8 bytes a seed here and up to 32 there.
+    let old: Option<IndexFile> =
+        seedfall_sim::files::read_text(&path, INDEX_BYTES_MAX, "the failures index")
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .filter(|v: &IndexFile| v.version == INDEX_VERSION);
     // The ranges of the old index that this sweep leaves standing.
-    let old_ranges: Vec<Range> = old.as_ref().map_or_else(Vec::new, |v| match v.get("ranges").and_then(|r| serde_json::from_value::<Vec<Range>>(r.clone()).ok()) {
-        Some(r) => r,
-        None => vec![Range { seeds: v["seeds"].as_str().unwrap_or("").to_string(), runs: v["runs"].as_u64().unwrap_or(0), failed: v["failed"].as_u64().unwrap_or(0) }],
-    });
-    let kept: Vec<Range> = old_ranges.into_iter().filter(|r| !overlap(&r.seeds, seeds)).collect();
+    let (old_ranges, old_entries) = match old {
+        Some(v) => (
+            v.ranges.unwrap_or_else(|| {
+                vec![Range {
+                    seeds: v.seeds,
+                    runs: v.runs,
+                    failed: v.failed,
+                }]
+            }),
+            v.findings,
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    let kept: Vec<Range> = old_ranges
+        .into_iter()
+        .filter(|r| !overlap(&r.seeds, seeds))
+        .collect();
     let kept_seed = |seed: u64| kept.iter().any(|r| in_range(seed, &r.seeds));
     // In this sweep's order, then the old index's: (id -> place) beside.
-    let mut entries: Vec<serde_json::Value> = Vec::new();
+    let mut entries: Vec<IndexEntry> = Vec::new();
     let mut place: BTreeMap<String, usize> = BTreeMap::new();
     for f in findings.ordered() {
-        let folders: Vec<String> = f.shortest.iter().map(|r| folder(config, r.seed, &f.signature)).filter(|p| p.is_dir()).filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned())).collect();
-        let mut v = serde_json::to_value(f).expect("a finding serialises");
-        v["folders"] = serde_json::json!(folders);
+        let folders: Vec<String> = f
+            .shortest
+            .iter()
+            .map(|r| folder(config, r.seed, &f.signature))
+            .filter(|p| p.is_dir())
+            .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+            .collect();
         place.insert(f.id.clone(), entries.len());
-        entries.push(v);
+        entries.push(IndexEntry {
+            id: f.id.clone(),
+            title: f.title.clone(),
+            signature: serde_json::to_value(&f.signature).expect("a signature serialises"),
+            count: f.count,
+            seeds: f.seeds.clone(),
+            shortest: f
+                .shortest
+                .iter()
+                .map(|r| serde_json::to_value(r).expect("a run serialises"))
+                .collect(),
+            examples: f
+                .examples
+                .iter()
+                .map(|r| serde_json::to_value(r).expect("a run serialises"))
+                .collect(),
+            folders,
+        });
     }
     // What the old index said of the ranges that stay.
-    for old_entry in old.as_ref().and_then(|v| v["findings"].as_array()).into_iter().flatten() {
-        let Some(id) = old_entry["id"].as_str() else { continue };
-        let seeds: Vec<u64> = old_entry["seeds"].as_array().into_iter().flatten().filter_map(serde_json::Value::as_u64).filter(|s| kept_seed(*s)).collect();
+    for old_entry in old_entries {
+        let seeds: Vec<u64> = old_entry
+            .seeds
+            .iter()
+            .copied()
+            .filter(|s| kept_seed(*s))
+            .collect();
         if seeds.is_empty() {
             continue;
         }
-        let runs_of = |key: &str| -> Vec<serde_json::Value> { old_entry[key].as_array().into_iter().flatten().filter(|r| r["seed"].as_u64().is_some_and(&kept_seed)).cloned().collect() };
-        let folders: Vec<String> = old_entry["folders"].as_array().into_iter().flatten().filter_map(|f| f.as_str()).filter(|f| failures_dir(config).join(f).is_dir()).map(str::to_string).collect();
-        let at = *place.entry(id.to_string()).or_insert_with(|| {
-            let mut fresh = old_entry.clone();
-            for key in ["seeds", "shortest", "examples", "folders"] {
-                fresh[key] = serde_json::json!([]);
-            }
-            fresh["count"] = serde_json::json!(0);
-            entries.push(fresh);
+        let runs_of = |list: &[serde_json::Value]| -> Vec<serde_json::Value> {
+            list.iter()
+                .filter(|r| r["seed"].as_u64().is_some_and(&kept_seed))
+                .cloned()
+                .collect()
+        };
+        let folders: Vec<String> = old_entry
+            .folders
+            .iter()
+            .filter(|f| failures_dir(config).join(f).is_dir())
+            .cloned()
+            .collect();
+        let (shortest, examples) = (runs_of(&old_entry.shortest), runs_of(&old_entry.examples));
+        let at = *place.entry(old_entry.id.clone()).or_insert_with(|| {
+            entries.push(IndexEntry {
+                count: 0,
+                seeds: Vec::new(),
+                shortest: Vec::new(),
+                examples: Vec::new(),
+                folders: Vec::new(),
+                ..old_entry
+            });
             entries.len() - 1
         });
         let e = &mut entries[at];
-        let add = |e: &mut serde_json::Value, key: &str, more: Vec<serde_json::Value>| {
-            if let Some(list) = e[key].as_array_mut() {
-                list.extend(more);
-            }
-        };
-        add(e, "seeds", seeds.iter().map(|s| serde_json::json!(s)).collect());
-        add(e, "shortest", runs_of("shortest"));
-        add(e, "examples", runs_of("examples"));
-        add(e, "folders", folders.into_iter().map(serde_json::Value::from).collect());
-        e["count"] = serde_json::json!(e["seeds"].as_array().map_or(0, Vec::len));
+        e.seeds.extend(seeds);
+        e.shortest.extend(shortest);
+        e.examples.extend(examples);
+        e.folders.extend(folders);
+        e.count = e.seeds.len() as u64;
         // Shortest first, as one sweep would have listed them.
-        if let Some(list) = e["shortest"].as_array_mut() {
-            list.sort_by_key(|r| (r["time_ns"].as_u64(), r["steps"].as_u64(), r["seed"].as_u64()));
-        }
+        e.shortest.sort_by_key(|r| {
+            (
+                r["time_ns"].as_u64(),
+                r["steps"].as_u64(),
+                r["seed"].as_u64(),
+            )
+        });
     }
     let mut ranges = kept;
     ranges.push(Range { seeds: seeds.to_string(), runs, failed });
@@ -269,16 +361,55 @@ pub fn write_index(config: &Config, seeds: &str, runs: u64, failed: u64, finding
         let _ = std::fs::remove_file(&path);
         return Ok((path, BTreeSet::new()));
     }
-    let named: BTreeSet<String> = entries.iter().flat_map(|e| e["folders"].as_array().cloned().unwrap_or_default()).filter_map(|f| f.as_str().map(str::to_string)).collect();
-    let index = serde_json::json!({
-        "version": INDEX_VERSION,
-        "config": config.name,
-        "seeds": ranges.iter().map(|r| r.seeds.as_str()).collect::<Vec<_>>().join(", "),
-        "runs": ranges.iter().map(|r| r.runs).sum::<u64>(),
-        "failed": ranges.iter().map(|r| r.failed).sum::<u64>(),
-        "ranges": ranges,
-        "findings": entries,
-    });
-    write_atomic(&path, &serde_json::to_vec_pretty(&index).unwrap()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let named: BTreeSet<String> = entries
+        .iter()
+        .flat_map(|e| e.folders.iter().cloned())
+        .collect();
+    let index = IndexFile {
+        version: INDEX_VERSION,
+        config: config.name.clone(),
+        seeds: ranges
+            .iter()
+            .map(|r| r.seeds.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        runs: ranges.iter().map(|r| r.runs).sum::<u64>(),
+        failed: ranges.iter().map(|r| r.failed).sum::<u64>(),
+        ranges: Some(ranges),
+        findings: entries,
+    };
+    write_atomic(&path, &serde_json::to_vec_pretty(&index).unwrap())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok((path, named))
+}
+
+/// `.seedfall/failures-index.json` (docs/failures.md).
+#[derive(Serialize, serde::Deserialize)]
+struct IndexFile {
+    version: u32,
+    config: String,
+    seeds: String,
+    runs: u64,
+    failed: u64,
+    /// Absent from an index written before sweeps merged range by range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ranges: Option<Vec<Range>>,
+    findings: Vec<IndexEntry>,
+}
+
+/// One finding of the index: a [`Finding`] and its folders. Its few runs
+/// and its signature stay JSON values: the index only carries them on.
+#[derive(Serialize, serde::Deserialize)]
+struct IndexEntry {
+    id: String,
+    title: String,
+    signature: serde_json::Value,
+    count: u64,
+    seeds: Vec<u64>,
+    #[serde(default)]
+    shortest: Vec<serde_json::Value>,
+    #[serde(default)]
+    examples: Vec<serde_json::Value>,
+    #[serde(default)]
+    folders: Vec<String>,
 }

@@ -9,6 +9,12 @@ use std::path::Path;
 
 /// Bound on a JSON file seedfall reads (config, schedule, pin, corpus entry).
 pub const JSON_BYTES_MAX: u64 = 16 << 20;
+/// Bound on the values of a JSON file that is parsed whole into a tree
+/// (a config): a tree costs up to 80 bytes a value, so a 16 MiB file of
+/// one-character strings would take 30 times its size. Files parsed into
+/// our own types need no such bound: they cost a small multiple of their
+/// size whatever they hold.
+pub const JSON_VALUES_MAX: u64 = 1_000_000;
 /// Bound on a wasm module.
 pub const MODULE_BYTES_MAX: u64 = 1 << 30;
 
@@ -38,6 +44,35 @@ pub fn read_bytes(path: &Path, max: u64, what: &str) -> Result<Vec<u8>, String> 
     Ok(out)
 }
 
+/// At least how many values `text` holds if it is JSON (every number,
+/// string, key, list and object, and one more per empty list or object),
+/// counted without parsing; the count stops past `stop`.
+pub fn json_values(text: &str, stop: u64) -> u64 {
+    let (mut n, mut in_string, mut escaped) = (1u64, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b':' | b'[' | b'{' => {
+                n += 1;
+                if n > stop {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
 /// As [`read_bytes`], as UTF-8 text.
 pub fn read_text(path: &Path, max: u64, what: &str) -> Result<String, String> {
     String::from_utf8(read_bytes(path, max, what)?).map_err(|e| format!("{what} {} is not UTF-8 text (byte {} is not)", path.display(), e.utf8_error().valid_up_to()))
@@ -54,10 +89,20 @@ mod tests {
         let f = dir.join("a.json");
         std::fs::write(&f, "{}").unwrap();
         assert_eq!(read_text(&f, 10, "the config").unwrap(), "{}");
-        assert!(read_text(&f, 1, "the config").unwrap_err().contains("holds 2 bytes, more than the 1"));
-        assert!(read_text(&dir, 10, "the config").unwrap_err().ends_with("is a folder, expected a file"));
-        assert!(read_text(&dir.join("nope"), 10, "the config").unwrap_err().ends_with("does not exist"));
-        assert!(read_text(Path::new("/dev/zero"), 10, "the config").unwrap_err().contains("not a regular file"));
+        assert!(read_text(&f, 1, "the config")
+            .unwrap_err()
+            .contains("holds 2 bytes, more than the 1"));
+        assert!(read_text(&dir, 10, "the config")
+            .unwrap_err()
+            .ends_with("is a folder, expected a file"));
+        assert!(read_text(&dir.join("nope"), 10, "the config")
+            .unwrap_err()
+            .ends_with("does not exist"));
+        assert!(read_text(Path::new("/dev/zero"), 10, "the config")
+            .unwrap_err()
+            .contains("not a regular file"));
+        assert_eq!(json_values(r#"{"a": [1, 2, "x,:[{"], "b": {}}"#, 100), 9);
+        assert_eq!(json_values("[1,2,3,4,5]", 3), 4);
         std::fs::write(&f, [0xff, 0xfe]).unwrap();
         assert!(read_text(&f, 10, "the config").unwrap_err().contains("not UTF-8"));
         std::fs::remove_dir_all(&dir).unwrap();

@@ -16,6 +16,8 @@ pub const SCHEDULE_VERSION: u32 = 1;
 /// Bound on faults and branches in one schedule.
 pub const FAULTS_MAX: usize = 100_000;
 pub const BRANCHES_MAX: usize = 1_000;
+/// Bound on a clock skew fault's rate: a clock at most 10 times true speed.
+pub const SKEW_PPM_MAX: u64 = 10_000_000;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
@@ -330,8 +332,8 @@ fn check_bounds(f: &Fault, sector_bytes: u64) -> Result<(), String> {
         Fault::Pause { duration_ns, .. } | Fault::Partition { duration_ns, .. } => within("duration_ns", *duration_ns),
         Fault::ClockSkew { rate_ppm, duration_ns, .. } => {
             within("duration_ns", *duration_ns)?;
-            if !(1..=10_000_000).contains(rate_ppm) {
-                return Err(format!("rate_ppm {rate_ppm} is outside 1..=10000000 (a clock at most 10 times true speed)"));
+            if !(1..=SKEW_PPM_MAX).contains(rate_ppm) {
+                return Err(format!("rate_ppm {rate_ppm} is outside 1..={SKEW_PPM_MAX} (a clock at most 10 times true speed)"));
             }
             Ok(())
         }

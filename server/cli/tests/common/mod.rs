@@ -85,3 +85,65 @@ pub fn without_real_times(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A child run with its peak resident memory and wall time.
+pub struct Measured {
+    pub out: Out,
+    pub rss_mb: u64,
+    pub wall: std::time::Duration,
+}
+
+/// Runs seedfall and measures the child's peak resident memory.
+pub fn measured(args: &[&str]) -> Measured {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let started = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_seedfall"))
+        .args(args)
+        .current_dir(repo())
+        .env(
+            "SEEDFALL_CACHE_DIR",
+            repo().join("target/seedfall-test-cache"),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run seedfall");
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t1 = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        so.read_to_end(&mut s).unwrap();
+        s
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        se.read_to_end(&mut s).unwrap();
+        s
+    });
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value to be written over; the pid
+    // is our own child, waited for only here.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    let wall = started.elapsed();
+    let stdout = String::from_utf8_lossy(&t1.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&t2.join().unwrap()).into_owned();
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    std::mem::forget(child); // already reaped
+    Measured {
+        out: Out {
+            code,
+            stdout,
+            stderr,
+        },
+        rss_mb: usage.ru_maxrss as u64 / 1024,
+        wall,
+    }
+}

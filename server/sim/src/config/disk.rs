@@ -129,6 +129,32 @@ impl Parser {
                 d.files.push((gp, self.rel_path(host, &format!("{p}.{guest}"))?));
             }
         }
+        // A seeded file cannot be a folder that other seeds need: every
+        // run would fail to seed it. (At most 1024 of each: a million
+        // comparisons, once per config.)
+        let under = |inner: &str, file: &str| {
+            inner == file
+                || inner
+                    .strip_prefix(file)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        };
+        for (file, _) in &d.files {
+            let blocked = d
+                .dirs
+                .iter()
+                .map(|x| ("dirs", x))
+                .chain(
+                    d.files
+                        .iter()
+                        .map(|(x, _)| ("files", x))
+                        .filter(|(_, x)| *x != file),
+                )
+                .find(|(_, x)| under(x, file));
+            if let Some((field, other)) = blocked {
+                let at = format!("{path}.files.{file}");
+                return Err(self.err(&at, format!("{file} is seeded as a file, but {path}.{field} seeds {other}, which needs {file} to be a folder")));
+            }
+        }
         Ok(d)
     }
 }

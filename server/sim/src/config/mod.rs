@@ -64,6 +64,9 @@ pub const RUN_MEMORY_MB_DEFAULT: u64 = 4096;
 /// `limits.output_mb` when the config does not say.
 pub const OUTPUT_MB_DEFAULT: u64 = 4;
 
+/// Bound on `limits.memory_mb`: a wasm32 memory is at most 4 GiB.
+pub const MEMORY_MB_MAX: u64 = 4096;
+
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// A node that runs this many instructions without blocking fails the run.
@@ -121,6 +124,15 @@ impl Config {
 
     pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
         let path = absolute(path);
+        let max = crate::files::JSON_VALUES_MAX;
+        if crate::files::json_values(text, max) > max {
+            let message = format!("it holds more than {max} JSON values (numbers, strings, keys, lists and objects): a config needs far fewer; is this the file you meant?");
+            return Err(ConfigError {
+                file: path,
+                json_path: "$".into(),
+                message,
+            });
+        }
         let value: Value = serde_json::from_str(text).map_err(|e| ConfigError {
             file: path.clone(),
             json_path: "$".into(),
@@ -269,7 +281,7 @@ impl Parser {
             limits.steps_max = self.uint(x, "$.limits.steps_max", 1, 1 << 40)?;
         }
         if let Some(x) = m.get("memory_mb") {
-            limits.memory_bytes_max = self.uint(x, "$.limits.memory_mb", 1, 4096)? << 20;
+            limits.memory_bytes_max = self.uint(x, "$.limits.memory_mb", 1, MEMORY_MB_MAX)? << 20;
         }
         if let Some(x) = m.get("ns_per_instruction") {
             limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", 0, 1_000_000)?;
@@ -316,6 +328,32 @@ mod tests {
         let c = parse(r#"{"//": "a config", "duration": "2s", "nodes": [{"//": ["one", "two"], "name": "a", "wasm": "a.wasm", "go": null}], "faults": {"//": "crashes", "crash": {"rate": 1}}}"#.replace(", \"go\": null", "").as_str()).unwrap();
         assert_eq!(c.nodes.len(), 1);
         assert_eq!(err(r#"{"//": 3, "duration": "2s", "nodes": [{"name": "a", "wasm": "a"}]}"#), "$.//: a comment is a string or a list of strings, found a number");
+    }
+
+    #[test]
+    fn a_seeded_file_in_the_way_of_other_seeds_is_a_config_error() {
+        let with = |disk: &str| {
+            format!(
+                r#"{{"duration": "2s", "nodes": [{{"name": "a", "wasm": "a.wasm", "disk": {disk}}}]}}"#
+            )
+        };
+        assert_eq!(
+            err(&with(r#"{"dirs": ["/data/wal"], "files": {"/data": "seed.bin"}}"#)),
+            "$.nodes[0].disk.files./data: /data is seeded as a file, but $.nodes[0].disk.dirs seeds /data/wal, which needs /data to be a folder"
+        );
+        assert_eq!(
+            err(&with(r#"{"dirs": ["/data"], "files": {"/data": "seed.bin"}}"#)),
+            "$.nodes[0].disk.files./data: /data is seeded as a file, but $.nodes[0].disk.dirs seeds /data, which needs /data to be a folder"
+        );
+        assert_eq!(
+            err(&with(r#"{"files": {"/etc/app": "a", "/etc/app/conf": "b"}}"#)),
+            "$.nodes[0].disk.files./etc/app: /etc/app is seeded as a file, but $.nodes[0].disk.files seeds /etc/app/conf, which needs /etc/app to be a folder"
+        );
+        // Siblings that share a prefix, and files inside seeded folders, are fine.
+        assert!(parse(&with(
+            r#"{"dirs": ["/data", "/data2/x"], "files": {"/data2x": "a", "/data/f": "b"}}"#
+        ))
+        .is_ok());
     }
 
     #[test]

@@ -435,7 +435,7 @@ pub fn fd_readdir(cx: &mut Cx<'_>, fd: u32, buf: u32, buf_len: u32, cookie: u64,
         let ino = cx.node.fds.dir(fd).map_err(|e| if e == errno::NOTDIR { errno::NOTDIR } else { e })?;
         let entries = cx.world.disks[cx.node.idx].list(ino)?;
         // Listing builds every entry on each call: a huge folder costs.
-        cx.charge("fd_readdir entries", entries.len() as u64 * 20);
+        cx.charge("fd_readdir entries", entries.len() as u64 * super::work::PER_DIR_ENTRY);
         let mut out = Vec::new();
         for (i, (name, ino, is_dir)) in entries.iter().enumerate().skip(cookie as usize) {
             let mut header = [0u8; DIRENT_HEADER_SIZE];

@@ -28,7 +28,7 @@ pub fn random_get(cx: &mut Cx<'_>, buf: u32, len: u32) -> Errno {
         return errno::INVAL;
     }
     // ChaCha makes a byte slower than a copy moves one.
-    cx.charge("random_get", super::work::bytes(u64::from(len)) * 4);
+    cx.charge("random_get", super::work::bytes(u64::from(len)) * super::work::RANDOM_PER_COPY);
     match mem::bytes_mut(cx.mem, buf, len) {
         Ok(out) => {
             cx.world.streams.fill(Stream::Random, out);

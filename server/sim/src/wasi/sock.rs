@@ -392,6 +392,16 @@ pub async fn blocking(caller: &mut Caller<'_, NodeCtx>, fd: u32, wait: Wait, mut
         };
         super::poll::suspend(caller, deadline, true).await?;
     }
+    // As a poll that wakes for nothing: a limit failure of the run, not an
+    // EAGAIN that a blocking socket's caller never expects.
+    host(caller, |cx| {
+        cx.world
+            .fault
+            .get_or_insert_with(|| {
+                format!("a blocking socket call woke {BLOCKING_WAITS_MAX} times without completing")
+            })
+            .clone()
+    });
     Ok(i32::from(errno::AGAIN))
 }
 

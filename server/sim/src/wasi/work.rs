@@ -22,6 +22,11 @@ pub const BYTES_PER_UNIT: u64 = 16;
 pub const PER_GROW: u64 = 20_000;
 /// Table elements initialised per instruction equivalent.
 pub const TABLE_ELEMENTS_PER_UNIT: u64 = 4;
+/// Per directory entry `fd_readdir` lists.
+pub const PER_DIR_ENTRY: u64 = 20;
+/// `random_get` costs this many times a copy of as many bytes (drawing
+/// from a ChaCha stream is dearer than copying).
+pub const RANDOM_PER_COPY: u64 = 4;
 
 /// The units `bytes` bytes cost.
 pub fn bytes(n: u64) -> u64 {

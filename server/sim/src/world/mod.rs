@@ -297,6 +297,11 @@ impl World {
     /// One guided value (numeric guidance), now: the run's watermark of
     /// `name` in that direction moves when `value` beats it.
     pub fn guide(&mut self, name: &str, maximize: bool, value: f64) {
+        // Whichever way it came (the `guide` call, an Antithesis SDK line of
+        // up to a whole output line), a name past the bound is ignored.
+        if name.len() > crate::abi::GUIDE_NAME_BYTES_MAX {
+            return;
+        }
         let (now, step) = (self.now.nanos(), self.step);
         self.props.watermarks.record(name, maximize, value, now, step);
     }
@@ -567,6 +572,15 @@ mod guidance_tests {
         w.antithesis_line(0, &line("\"NaN\"", "10", true, true));
         w.antithesis_line(0, &line("2.5", "0.5", false, true));
         w.antithesis_line(0, r#"{"antithesis_guidance":{"guidance_data":{"a":true},"guidance_type":"boolean","message":"b","id":"b","maximize":true,"hit":true}}"#);
+        // A name past 4096 bytes is ignored, as through the `guide` call.
+        let long = "n".repeat(crate::abi::GUIDE_NAME_BYTES_MAX + 1);
+        w.antithesis_line(
+            0,
+            &line("4", "10", true, true).replace(
+                "\"message\":\"x below 10\"",
+                &format!("\"message\":\"{long}\""),
+            ),
+        );
         let got = std::mem::take(&mut w.props.watermarks).into_vec();
         let want = vec![
             crate::outcome::Watermark { name: "x below 10".into(), maximize: false, value: 2.0, at_ns: 200, step: 5 },
