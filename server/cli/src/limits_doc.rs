@@ -29,6 +29,21 @@ fn count(n: u64) -> String {
     out
 }
 
+/// `2^40` for a large power of two (as the page writes those), else a count.
+fn power(n: u64) -> String {
+    if n.is_power_of_two() && n > 1 << 16 {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        count(n)
+    }
+}
+
+/// A config field's row: `| field | low to high |`.
+fn range(field: &str, (lo, hi): (u64, u64)) -> String {
+    let show = |n: u64| if n < 10_000 { n.to_string() } else { power(n) };
+    format!("| {field} | {} to {} |", show(lo), show(hi))
+}
+
 /// What the page says, each bound in the words around it.
 fn statements() -> Vec<String> {
     let limits = sim::config::Limits::default();
@@ -91,6 +106,42 @@ fn statements() -> Vec<String> {
         format!("| shard results in one merge | {} |", count(crate::merge::FILES_MAX as u64)),
         format!("| the failures index, read back to merge a sweep into it | {} |", size(search::kept::INDEX_BYTES_MAX)),
         format!("| running sweeps' claims on a workspace (`.seedfall/live/`) | {} files read, {} each |", count(search::kept::CLAIMS_MAX as u64), size(search::kept::CLAIM_BYTES_MAX)),
+        // Flags and config fields.
+        format!("| seeds in one sweep (`-seeds`) | {} |", count(search::seeds::SEEDS_MAX)),
+        format!("| workers (`-j`) | 1 to {} |", search::pool::JOBS_MAX),
+        format!("| `-keep-failures` | 1 to {} |", search::kept::KEEP_MAX),
+        format!("| exploration rounds (`-rounds`) | 1 to {} |", count(u64::from(search::explore::ROUNDS_MAX))),
+        format!("| runs one shrink may spend | {} |", count(search::shrink::SHRINK_RUNS_MAX)),
+        format!("| a config's `name` | {} bytes |", sim::config::NAME_BYTES_MAX),
+        range("`limits.watchdog_instructions`", sim::config::WATCHDOG_INSTRUCTIONS_RANGE),
+        range("`limits.steps_max`", sim::config::STEPS_MAX_RANGE),
+        range("`limits.ns_per_instruction`", sim::config::NS_PER_INSTRUCTION_RANGE),
+        range("`limits.output_mb`", sim::config::OUTPUT_MB_RANGE),
+        range("`limits.run_memory_mb`", sim::config::RUN_MEMORY_MB_RANGE),
+        format!("| `disk.sector_bytes` | {} to {}, a power of two |", sim::config::SECTOR_BYTES_RANGE.0, count(sim::config::SECTOR_BYTES_RANGE.1)),
+        format!("| `faults.clock_skew.max_ppm` | 1 to {} (default {}) |", count(sim::config::SKEW_MAX_PPM_MAX), count(sim::config::SKEW_MAX_PPM_DEFAULT)),
+        format!("| time-based faults one run plans from the config's rates | {} |", count(sim::faults::PLANNED_MAX as u64)),
+        // What a guest can hold.
+        format!("| open descriptors of one node instance | {} |", sim::wasi::fdtable::FDS_MAX),
+        format!("| buffers (iovecs) in one read or write | {} |", sim::wasi::mem::IOVS_MAX),
+        format!("| bytes one read moves | {} |", size(sim::wasi::mem::READ_BYTES_MAX as u64)),
+        format!("| a path | {} bytes |", sim::wasi::path::PATH_BYTES_MAX),
+        format!("| a file name, and folders deep | {} bytes, {} |", sim::disk::NAME_BYTES_MAX, sim::disk::PATH_DEPTH_MAX),
+        format!("| memory mappings of one node instance | {} |", sim::wasi::mmap::MAPPINGS_MAX),
+        format!("| files locked at once in a run | {} |", count(sim::locks::LOCKED_FILES_MAX as u64)),
+        format!("| sockets alive in a run (every node together) | {} |", count(sim::net::SOCKETS_MAX as u64)),
+        format!("| a listener's backlog | {} |", sim::net::BACKLOG_MAX),
+        format!("| bytes a connection holds unread or in flight per direction | {} |", size(sim::net::WINDOW_BYTES as u64)),
+        format!("| bytes of one `random_get` | {} |", size(u64::from(sim::wasi::proc::RANDOM_BYTES_MAX))),
+        format!("| a node's table | {} elements |", power(sim::node::TABLE_ELEMENTS_MAX as u64)),
+        format!("| a property's message, and its location | {} bytes |", sim::abi::PROPERTY_TEXT_BYTES_MAX),
+        format!("| a property's details | {} |", size(sim::props::DETAILS_BYTES_MAX as u64)),
+        format!("| a buggify site's name | {} bytes |", sim::abi::BUGGIFY_SITE_BYTES_MAX),
+        format!("| an oracle key, and its value | {} bytes, {} |", sim::abi::ORACLE_KEY_BYTES_MAX, size(sim::abi::ORACLE_VALUE_BYTES_MAX as u64)),
+        // The editor's daemon.
+        format!("reads messages of at most {}", size(seedfall_lsp::wire::FRAME_BYTES_MAX as u64)),
+        format!("runs at most {} jobs at once", seedfall_lsp::jobs::JOBS_MAX),
+        format!("looks at {} configs of a workspace and {} failure folders of each", seedfall_lsp::state::CONFIGS_MAX, seedfall_lsp::state::FAILURES_MAX),
         // The MCP server.
         format!("a request line over {} with `-32700`", size(crate::mcp_gate::LINE_BYTES_MAX)),
     ]
@@ -108,4 +159,6 @@ fn every_bound_on_the_limits_page_is_the_codes() {
 fn sizes_and_counts_render_as_the_page_writes_them() {
     assert_eq!((size(16 << 20), size(1 << 30), size(16 << 10), size(100)), ("16 MiB".into(), "1 GiB".into(), "16 KiB".into(), "100 bytes".into()));
     assert_eq!((count(64), count(4096), count(100_000), count(2_000_000_000)), ("64".into(), "4,096".into(), "100,000".into(), "2,000,000,000".into()));
+    assert_eq!((power(1 << 40), power(65_536)), ("2^40".into(), "65,536".into()));
+    assert_eq!(range("`x`", (10_000, 1 << 50)), "| `x` | 10,000 to 2^50 |");
 }

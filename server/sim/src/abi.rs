@@ -39,9 +39,9 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
             let failed = host(&mut caller, |cx| {
                 let comparison = Comparison::from_abi(kind as u32);
                 let kind = PropertyKind::from_abi(kind as u32)?;
-                let message = text(cx, mp as u32, ml as u32, 4096)?;
+                let message = text(cx, mp as u32, ml as u32, PROPERTY_TEXT_BYTES_MAX)?;
                 let details = text(cx, dp as u32, dl as u32, crate::props::DETAILS_BYTES_MAX).unwrap_or_default();
-                let location = text(cx, lp as u32, ll as u32, 4096).filter(|l| !l.is_empty());
+                let location = text(cx, lp as u32, ll as u32, PROPERTY_TEXT_BYTES_MAX).filter(|l| !l.is_empty());
                 // A numeric form carries its guidance in the same call:
                 // `left - right` from the details, guided toward the bound
                 // (recorded first, so an evaluation that fails the run counts).
@@ -80,7 +80,7 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
     })?;
     l.func_wrap(MODULE, "buggify", |mut caller: Caller<'_, NodeCtx>, sp: i32, sl: i32| -> i32 {
         host(&mut caller, |cx| {
-            let Some(site) = text(cx, sp as u32, sl as u32, 1024) else { return 0 };
+            let Some(site) = text(cx, sp as u32, sl as u32, BUGGIFY_SITE_BYTES_MAX) else { return 0 };
             let idx = cx.node.idx;
             i32::from(cx.world.buggify(idx, &site))
         })
@@ -160,7 +160,11 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
 }
 
 /// Bound on a `guide` name, as on a property message.
-pub const GUIDE_NAME_BYTES_MAX: usize = 4096;
+pub const GUIDE_NAME_BYTES_MAX: usize = PROPERTY_TEXT_BYTES_MAX;
+/// Bound on a property's message and on its location.
+pub const PROPERTY_TEXT_BYTES_MAX: usize = 4096;
+/// Bound on a buggify site's name.
+pub const BUGGIFY_SITE_BYTES_MAX: usize = 1024;
 
 /// Bounds of the test oracle (`Remember`/`Recall` in the SDKs).
 pub const ORACLE_KEY_BYTES_MAX: usize = 1024;

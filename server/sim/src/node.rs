@@ -151,7 +151,6 @@ impl wasmtime::ResourceLimiter for NodeLocal {
         self.grew("failed memory.grow", crate::wasi::work::PER_GROW)
     }
     fn table_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        const TABLE_ELEMENTS_MAX: usize = 1 << 20;
         let ok = desired <= TABLE_ELEMENTS_MAX;
         let elements = desired.saturating_sub(current) as u64 / crate::wasi::work::TABLE_ELEMENTS_PER_UNIT;
         self.grew(if ok { "table.grow" } else { "failed table.grow" }, crate::wasi::work::PER_GROW + if ok { elements } else { 0 })?;
@@ -168,6 +167,9 @@ impl wasmtime::ResourceLimiter for NodeLocal {
 pub struct LineBuffer {
     pending: Vec<u8>,
 }
+
+/// Bound on a node's table: a `table.grow` past it fails.
+pub const TABLE_ELEMENTS_MAX: usize = 1 << 20;
 
 /// A line longer than this is recorded in pieces.
 pub const LINE_BYTES_MAX: usize = 16 << 10;

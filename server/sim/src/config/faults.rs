@@ -96,6 +96,10 @@ pub struct JumpFaults {
     pub nodes: Vec<String>,
 }
 
+/// Bound and default of `faults.clock_skew.max_ppm`.
+pub const SKEW_MAX_PPM_MAX: u64 = 900_000;
+pub const SKEW_MAX_PPM_DEFAULT: u64 = 100_000;
+
 const FAULT_FIELDS: &[&str] = &[
     "swarm", "after_setup", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition",
     "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write",
@@ -151,7 +155,7 @@ impl Parser {
             let p = "$.faults.clock_skew";
             let c = self.object(x, p, SKEW_FIELDS)?;
             let duration = self.duration_span(c, p, "like \"10ms-200ms\"")?;
-            let max_ppm = c.get("max_ppm").map(|v| self.uint(v, &format!("{p}.max_ppm"), 1, 900_000)).transpose()?.unwrap_or(100_000);
+            let max_ppm = c.get("max_ppm").map(|v| self.uint(v, &format!("{p}.max_ppm"), 1, SKEW_MAX_PPM_MAX)).transpose()?.unwrap_or(SKEW_MAX_PPM_DEFAULT);
             f.clock_skew = Some(SkewFaults { rate: self.rate(c, p)?, duration, max_ppm, nodes: self.targets(c, p, nodes)? });
         }
         if let Some(x) = m.get("clock_jump") {

@@ -18,7 +18,7 @@ pub use disk::*;
 pub use faults::*;
 pub use net::*;
 pub use nodes::*;
-pub use parse::{did_you_mean, normalize};
+pub use parse::{did_you_mean, normalize, NAME_BYTES_MAX};
 use parse::{default_name, kind, valid_name, Parsed, Parser};
 use crate::vtime::{parse_duration, VTime};
 use serde_json::Value;
@@ -66,6 +66,12 @@ pub const OUTPUT_MB_DEFAULT: u64 = 4;
 
 /// Bound on `limits.memory_mb`: a wasm32 memory is at most 4 GiB.
 pub const MEMORY_MB_MAX: u64 = 4096;
+/// The ranges the other `limits` fields may take (docs/limits.md).
+pub const WATCHDOG_INSTRUCTIONS_RANGE: (u64, u64) = (10_000, 1 << 50);
+pub const STEPS_MAX_RANGE: (u64, u64) = (1, 1 << 40);
+pub const NS_PER_INSTRUCTION_RANGE: (u64, u64) = (0, 1_000_000);
+pub const OUTPUT_MB_RANGE: (u64, u64) = (0, 1024);
+pub const RUN_MEMORY_MB_RANGE: (u64, u64) = (16, 1 << 20);
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
@@ -275,22 +281,27 @@ impl Parser {
         let m = self.object(v, "$.limits", LIMIT_FIELDS)?;
         let mut limits = Limits::default();
         if let Some(x) = m.get("watchdog_instructions") {
-            limits.watchdog_instructions = self.uint(x, "$.limits.watchdog_instructions", 10_000, 1 << 50)?;
+            let (lo, hi) = WATCHDOG_INSTRUCTIONS_RANGE;
+            limits.watchdog_instructions = self.uint(x, "$.limits.watchdog_instructions", lo, hi)?;
         }
         if let Some(x) = m.get("steps_max") {
-            limits.steps_max = self.uint(x, "$.limits.steps_max", 1, 1 << 40)?;
+            let (lo, hi) = STEPS_MAX_RANGE;
+            limits.steps_max = self.uint(x, "$.limits.steps_max", lo, hi)?;
         }
         if let Some(x) = m.get("memory_mb") {
             limits.memory_bytes_max = self.uint(x, "$.limits.memory_mb", 1, MEMORY_MB_MAX)? << 20;
         }
         if let Some(x) = m.get("ns_per_instruction") {
-            limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", 0, 1_000_000)?;
+            let (lo, hi) = NS_PER_INSTRUCTION_RANGE;
+            limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", lo, hi)?;
         }
         if let Some(x) = m.get("output_mb") {
-            limits.output_bytes = self.uint(x, "$.limits.output_mb", 0, 1024)? << 20;
+            let (lo, hi) = OUTPUT_MB_RANGE;
+            limits.output_bytes = self.uint(x, "$.limits.output_mb", lo, hi)? << 20;
         }
         if let Some(x) = m.get("run_memory_mb") {
-            limits.run_memory_bytes = self.uint(x, "$.limits.run_memory_mb", 16, 1 << 20)? << 20;
+            let (lo, hi) = RUN_MEMORY_MB_RANGE;
+            limits.run_memory_bytes = self.uint(x, "$.limits.run_memory_mb", lo, hi)? << 20;
             limits.run_memory_set = true;
         }
         Ok(limits)

@@ -171,7 +171,7 @@ fn unknown_node(name: &str, known: &[&str]) -> String {
 }
 
 /// Bytes a config name may have (it names folders and corpora).
-pub(super) const NAME_BYTES_MAX: usize = 64;
+pub const NAME_BYTES_MAX: usize = 64;
 
 pub(super) fn valid_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= NAME_BYTES_MAX && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')

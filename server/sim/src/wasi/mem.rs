@@ -131,10 +131,12 @@ pub fn scatter(mem: &mut [u8], ptr: u32, count: u32, data: &[u8]) -> Result<usiz
     Ok(placed)
 }
 
-/// Total capacity of an iovec array, bounded so one read cannot ask the host
-/// for gigabytes at once.
+/// Bound on the bytes one read moves: one read cannot ask the host for
+/// gigabytes at once.
+pub const READ_BYTES_MAX: usize = 16 << 20;
+
+/// Total capacity of an iovec array, bounded by [`READ_BYTES_MAX`].
 pub fn capacity(mem: &[u8], ptr: u32, count: u32) -> Result<usize, Errno> {
-    const READ_BYTES_MAX: usize = 16 << 20;
     let total: usize = iovecs(mem, ptr, count)?.map(|(_, l)| l as usize).sum();
     Ok(total.min(READ_BYTES_MAX))
 }

@@ -17,8 +17,10 @@ fn joined(disk: &crate::disk::Disk, parent: crate::disk::Ino, name: &str) -> Str
     if base == "/" { format!("/{name}") } else { format!("{base}/{name}") }
 }
 
+/// Bound on a path a guest passes (Linux's PATH_MAX): longer is ENAMETOOLONG.
+pub const PATH_BYTES_MAX: u32 = 4096;
+
 fn path_arg(cx: &Cx<'_>, ptr: u32, len: u32) -> Result<String, Errno> {
-    const PATH_BYTES_MAX: u32 = 4096;
     if len > PATH_BYTES_MAX {
         return Err(errno::NAMETOOLONG);
     }

@@ -22,8 +22,10 @@ impl std::fmt::Display for ProcExit {
 
 impl std::error::Error for ProcExit {}
 
+/// Bound on one `random_get`: more is EINVAL.
+pub const RANDOM_BYTES_MAX: u32 = 1 << 20;
+
 pub fn random_get(cx: &mut Cx<'_>, buf: u32, len: u32) -> Errno {
-    const RANDOM_BYTES_MAX: u32 = 1 << 20;
     if len > RANDOM_BYTES_MAX {
         return errno::INVAL;
     }
