@@ -278,6 +278,10 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", "/dev/full"]);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("-json /dev/full: cannot write it") && out.stderr.contains("No space left"), "{}", out.stderr);
+    // A folder that cannot hold the temporary file is said as such.
+    let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-2", "-json", "/proc/seedfall.json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("-json /proc/seedfall.json: cannot write it: /proc cannot hold the temporary file it is written to first"), "{}", out.stderr);
     let out = seedfall(&["run", "-c", p(&cfg), "-seeds", "1-5", "-shard", "3/2"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("-shard: shard 3 of 2 does not exist"), "{}", out.stderr);

@@ -74,7 +74,9 @@ pub fn write_atomic_with(
     let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "it names no file"))?;
     let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
     let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        // Written beside the target and renamed over it: a folder that
+        // cannot hold that file (/proc, a read-only mount) is said as such.
+        let mut f = std::fs::File::create(&tmp).map_err(|e| std::io::Error::new(e.kind(), format!("{} cannot hold the temporary file it is written to first ({e})", dir.display())))?;
         write(&mut f)?;
         f.sync_all()
     })();
