@@ -135,7 +135,7 @@ pub fn clear_stale_tmp(dir: &Path) -> usize {
 
 /// A stable 64-bit content hash (FNV-1a), printed as 16 hex digits.
 pub fn hash_hex(parts: &[&[u8]]) -> String {
-    let mut h = seedfall_sim::trace::TraceHash::new();
+    let mut h = seedfall_sim::hash::Fnv1a::new();
     for p in parts {
         h.write_u64(p.len() as u64);
         h.write(p);

@@ -11,18 +11,6 @@ use wasmtime::{Caller, Linker};
 
 pub const MODULE: &str = "seedfall";
 
-/// Ends a node whose property failed; recovered by the scheduler.
-#[derive(Debug, Clone, Copy)]
-pub struct PropertyFailed;
-
-impl std::fmt::Display for PropertyFailed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "a property failed")
-    }
-}
-
-impl std::error::Error for PropertyFailed {}
-
 fn text(cx: &Cx<'_>, ptr: u32, len: u32, max: usize) -> Option<String> {
     if len as usize > max {
         return None;
@@ -55,7 +43,7 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
                 Some(cx.world.evaluate(idx, e))
             });
             match failed {
-                Some(true) => Err(wasmtime::Error::new(PropertyFailed)),
+                Some(true) => Err(wasmtime::Error::new(crate::traps::PropertyFailed)),
                 _ => Ok(()),
             }
         },
@@ -118,23 +106,23 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
     l.func_wrap(MODULE, "mmap", |mut caller: Caller<'_, NodeCtx>, fd: i32, offset: i64, len: i32, ptr: i32, prot: i32, flags: i32| -> wasmtime::Result<i32> {
         let errno = host(&mut caller, |cx| {
             if offset < 0 || len <= 0 {
-                return i32::from(crate::wasi::errno::INVAL);
+                return i32::from(crate::errno::INVAL);
             }
             let r = crate::wasi::mmap::mmap(cx, fd as u32, offset as u64, len as u32, ptr as u32, prot, flags);
-            i32::from(r.err().unwrap_or(crate::wasi::errno::SUCCESS))
+            i32::from(r.err().unwrap_or(crate::errno::SUCCESS))
         });
-        crate::wasi::link::crashed(&caller)?;
+        crate::traps::crashed(&caller)?;
         Ok(errno)
     })?;
     l.func_wrap(MODULE, "munmap", |mut caller: Caller<'_, NodeCtx>, ptr: i32, len: i32| -> wasmtime::Result<i32> {
-        let errno = host(&mut caller, |cx| i32::from(crate::wasi::mmap::munmap(cx, ptr as u32, len as u32).err().unwrap_or(crate::wasi::errno::SUCCESS)));
-        crate::wasi::link::crashed(&caller)?;
+        let errno = host(&mut caller, |cx| i32::from(crate::wasi::mmap::munmap(cx, ptr as u32, len as u32).err().unwrap_or(crate::errno::SUCCESS)));
+        crate::traps::crashed(&caller)?;
         Ok(errno)
     })?;
     l.func_wrap_async(MODULE, "msync", |mut caller: Caller<'_, NodeCtx>, (ptr, len, flags): (i32, i32, i32)| {
         Box::new(async move {
             let back = host(&mut caller, |cx| crate::wasi::mmap::msync_back(cx, ptr as u32, len as u32));
-            crate::wasi::link::crashed(&caller)?;
+            crate::traps::crashed(&caller)?;
             match back {
                 Ok(ino) if flags & crate::wasi::mmap::MS_SYNC != 0 => crate::wasi::fd::sync_ino(&mut caller, ino).await,
                 Ok(_) => Ok(0),
@@ -147,22 +135,19 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
             let ino = match cx.node.fds.get(fd as u32) {
                 Ok(crate::wasi::fdtable::Fd::File(f)) => f.ino,
                 Ok(crate::wasi::fdtable::Fd::Dir(d)) => d.ino,
-                Ok(_) => return i32::from(crate::wasi::errno::INVAL),
+                Ok(_) => return i32::from(crate::errno::INVAL),
                 Err(e) => return i32::from(e),
             };
             let idx = cx.node.idx;
-            i32::from(cx.world.locks.flock(idx, ino, fd as u32, op).err().unwrap_or(crate::wasi::errno::SUCCESS))
+            i32::from(cx.world.locks.flock(idx, ino, fd as u32, op).err().unwrap_or(crate::errno::SUCCESS))
         });
-        crate::wasi::link::crashed(&caller)?;
+        crate::traps::crashed(&caller)?;
         Ok(errno)
     })?;
     Ok(())
 }
 
-/// Bound on a `guide` name, as on a property message.
-pub const GUIDE_NAME_BYTES_MAX: usize = PROPERTY_TEXT_BYTES_MAX;
-/// Bound on a property's message and on its location.
-pub const PROPERTY_TEXT_BYTES_MAX: usize = 4096;
+pub use crate::props::{GUIDE_NAME_BYTES_MAX, PROPERTY_TEXT_BYTES_MAX};
 /// Bound on a buggify site's name.
 pub const BUGGIFY_SITE_BYTES_MAX: usize = 1024;
 

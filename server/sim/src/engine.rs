@@ -122,7 +122,7 @@ impl Engine {
     /// by this one (wasmtime version, target, settings).
     pub fn compatibility_key(&self) -> u64 {
         use std::hash::{Hash, Hasher};
-        let mut h = crate::trace::StableHasher::default();
+        let mut h = crate::hash::StableHasher::default();
         self.inner.precompile_compatibility_hash().hash(&mut h);
         "wasmtime-48.0.8".hash(&mut h);
         self.options.canonicalize_nans.hash(&mut h);

@@ -4,17 +4,27 @@
 //! The program is the parsed config plus the compiled guest modules; the
 //! schedule names the seed (and, in later sections, faults and branches).
 //!
-//! Architecture invariants (tested in `tests/` and by the tidy test):
-//! - no threads, no wall clock reaches a guest, no OS randomness, no host
-//!   filesystem or sockets: the only inputs are the program and the schedule;
+//! Architecture invariants:
+//! - a run starts no thread, reads no wall clock into the simulation, draws
+//!   no OS randomness and touches no host file or socket: its only inputs
+//!   are the program and the schedule (the config and seeded files are read
+//!   from the host before, when the program is built: [`files`]);
 //! - all randomness comes from the named ChaCha streams in [`streams`];
 //! - no `HashMap` iteration order leaks into behaviour (ordered maps only);
 //! - every queue, buffer and loop has a named bound.
+//!
+//! The first three are checked on this crate's source by
+//! `server/cli/tests/tidy.rs` (which files may read the wall clock or the
+//! host's files, and why), and in behaviour by the determinism tests (every
+//! example replays to the same trace hash across runs, processes and `-j`).
+//! The last is kept by review and `docs/limits.md`, whose bounds
+//! `server/cli/src/limits_doc.rs` reads from the code.
 //!
 //! Wall-clock readings exist only in [`outcome::Stats`] (how long the run
 //! took on this machine) and never feed back into the simulation.
 
 pub mod abi;
+pub mod antithesis;
 pub mod clockmodel;
 pub mod config;
 pub mod coverage;
@@ -23,8 +33,10 @@ pub mod engine;
 pub mod events;
 pub mod failure;
 pub mod guest_profile;
+pub mod errno;
 pub mod faults;
 pub mod files;
+pub mod hash;
 pub mod locks;
 pub mod memory;
 pub mod net;
@@ -36,17 +48,18 @@ pub mod run;
 pub mod schedule;
 pub mod scheduler;
 pub mod snapshot;
-pub mod storage;
 pub mod streams;
 pub mod teach;
 pub mod trace;
+pub mod traps;
 pub mod vtime;
 pub mod wasi;
 pub mod world;
 
 pub use config::{Config, ConfigError};
 pub use engine::{Engine, EngineOptions};
-pub use outcome::{Outcome, Stats, Verdict, Watermark};
+pub use outcome::{Outcome, Stats, Verdict};
+pub use props::Watermark;
 pub use program::Program;
 pub use run::{run, run_paused, RunOptions};
 pub use schedule::{check_fits, Branch, Fault, Schedule, ScheduleFile};

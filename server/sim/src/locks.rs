@@ -11,7 +11,7 @@
 //! they belong to the process, and a node is one process, so its own
 //! requests always succeed (the Go overlay answers them itself).
 use crate::disk::Ino;
-use crate::wasi::errno::{self, Errno};
+use crate::errno::{self, Errno};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const LOCK_SH: i32 = 1;

@@ -18,7 +18,7 @@
 use crate::config::{LatencyDistribution, NetConfig};
 use crate::streams::{Stream, Streams};
 use crate::vtime::VTime;
-use crate::wasi::errno::{self, Errno};
+use crate::errno::{self, Errno};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub type SockId = u64;

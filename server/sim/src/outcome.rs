@@ -51,7 +51,7 @@ pub struct Outcome {
     /// Numeric guidance: per guided value (name and direction), the run's
     /// best value and when it was first reached, over every node instance;
     /// sorted by (name, maximize). Explore climbs these toward their bounds.
-    pub watermarks: Vec<Watermark>,
+    pub watermarks: Vec<crate::props::Watermark>,
     /// Guidance for new names past `props::WATERMARKS_MAX`, ignored.
     pub watermarks_dropped: u64,
     pub setup_complete_ns: Option<u64>,
@@ -86,21 +86,6 @@ pub struct Outcome {
     /// For a failure: whether it holds under the other file-system model
     /// (set by `seedfall-search`, which re-runs it).
     pub model_check: Option<ModelCheck>,
-}
-
-/// The best value one run reached of one guided quantity: a `seedfall.guide`
-/// call's value (`sim.Maximize`/`sim.Minimize`), a numeric property's
-/// `left - right` (named by its message), or an Antithesis SDK guidance
-/// line's. `value` is the maximum over the run when `maximize`, else the
-/// minimum; `at_ns` (virtual time) and `step` (scheduler step) are when it
-/// was first reached.
-#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
-pub struct Watermark {
-    pub name: String,
-    pub maximize: bool,
-    pub value: f64,
-    pub at_ns: u64,
-    pub step: u64,
 }
 
 /// A failure re-checked under the other file-system model.

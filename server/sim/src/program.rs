@@ -70,7 +70,7 @@ impl Program {
 
 /// Reads every node's seeded files (`nodes[i].disk.files`) from the host.
 fn read_disk_seeds(config: &Config) -> Result<(Vec<Vec<(String, std::sync::Arc<[u8]>)>>, String), String> {
-    let mut hash = crate::trace::TraceHash::new();
+    let mut hash = crate::hash::Fnv1a::new();
     let mut all = Vec::with_capacity(config.nodes.len());
     for (i, node) in config.nodes.iter().enumerate() {
         let mut files = Vec::with_capacity(node.disk.files.len());

@@ -12,6 +12,10 @@ use std::collections::BTreeMap;
 
 /// Bound on distinct properties per run (a guest minting messages in a loop).
 pub const PROPERTIES_MAX: usize = 10_000;
+/// Bound on a property's message and on its location.
+pub const PROPERTY_TEXT_BYTES_MAX: usize = 4096;
+/// Bound on a `guide` name, as on a property message.
+pub const GUIDE_NAME_BYTES_MAX: usize = PROPERTY_TEXT_BYTES_MAX;
 /// Bound on the details kept with a property evaluation.
 pub const DETAILS_BYTES_MAX: usize = 8 << 10;
 
@@ -181,7 +185,7 @@ pub const WATERMARKS_MAX: usize = 1_000;
 #[derive(Debug, Default)]
 pub struct Watermarks {
     /// By name: the minimize and the maximize watermark, in that order.
-    by_name: BTreeMap<String, [Option<crate::outcome::Watermark>; 2]>,
+    by_name: BTreeMap<String, [Option<Watermark>; 2]>,
     len: usize,
     /// Guidance for new names past [`WATERMARKS_MAX`], ignored.
     pub dropped: u64,
@@ -208,11 +212,11 @@ impl Watermarks {
         }
         self.len += 1;
         let pair = self.by_name.entry(name.to_string()).or_default();
-        pair[usize::from(maximize)] = Some(crate::outcome::Watermark { name: name.to_string(), maximize, value, at_ns, step });
+        pair[usize::from(maximize)] = Some(Watermark { name: name.to_string(), maximize, value, at_ns, step });
     }
 
     /// The watermarks, sorted by (name, maximize).
-    pub fn into_vec(self) -> Vec<crate::outcome::Watermark> {
+    pub fn into_vec(self) -> Vec<Watermark> {
         self.by_name.into_values().flatten().flatten().collect()
     }
 }
@@ -393,4 +397,19 @@ mod tests {
         let r = &p.by_message["m"];
         assert_eq!((r.hits, r.trues, r.first_hit_ns, r.first_true_ns), (3, 2, 5, Some(9)));
     }
+}
+
+/// The best value one run reached of one guided quantity: a `seedfall.guide`
+/// call's value (`sim.Maximize`/`sim.Minimize`), a numeric property's
+/// `left - right` (named by its message), or an Antithesis SDK guidance
+/// line's. `value` is the maximum over the run when `maximize`, else the
+/// minimum; `at_ns` (virtual time) and `step` (scheduler step) are when it
+/// was first reached.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Watermark {
+    pub name: String,
+    pub maximize: bool,
+    pub value: f64,
+    pub at_ns: u64,
+    pub step: u64,
 }

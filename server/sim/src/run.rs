@@ -72,7 +72,7 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
                 let families = w.faults.families.names().into_iter().map(str::to_string).collect();
                 w.record(None, EventKind::Families { families });
             }
-            let media = |family: &Option<crate::config::MediaFaults>, on: bool| crate::storage::MediaRate {
+            let media = |family: &Option<crate::config::MediaFaults>, on: bool| crate::world::storage::MediaRate {
                 on,
                 probability: family.as_ref().map_or(0.0, |m| m.probability),
                 targets: (0..instances.len()).map(|i| faults::media_target(config, family, i)).collect(),

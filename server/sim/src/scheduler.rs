@@ -44,18 +44,6 @@ struct Launch {
     memory_bytes_max: u64,
 }
 
-/// Ends a node whose host call crashed it (a crash inside a disk op).
-#[derive(Debug, Clone, Copy)]
-pub struct NodeCrashed;
-
-impl std::fmt::Display for NodeCrashed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the node crashed")
-    }
-}
-
-impl std::error::Error for NodeCrashed {}
-
 impl Scheduler {
     pub fn new(world: Arc<Mutex<World>>) -> Scheduler {
         Scheduler { world, futures: Vec::new(), launches: Vec::new(), instantiate_ns: Arc::default(), profile: None }
@@ -295,11 +283,11 @@ fn finish(w: &mut World, idx: usize, result: wasmtime::Result<()>) -> Option<Fai
     if let Some(ProcExit(code)) = err.downcast_ref::<ProcExit>() {
         return exited(w, idx, *code);
     }
-    if err.downcast_ref::<NodeCrashed>().is_some() {
+    if err.downcast_ref::<crate::traps::NodeCrashed>().is_some() {
         assert_eq!(w.nodes[idx].status, Status::Crashed, "NodeCrashed only after a crash");
         return None;
     }
-    if err.downcast_ref::<crate::abi::PropertyFailed>().is_some() {
+    if err.downcast_ref::<crate::traps::PropertyFailed>().is_some() {
         return Some(w.property_failure.take().expect("a failed property recorded its failure"));
     }
     if let Some(message) = w.fault.take() {

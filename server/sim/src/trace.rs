@@ -109,43 +109,11 @@ pub enum Stdio {
     Stderr,
 }
 
-/// FNV-1a, 64 bit: stable across platforms and Rust versions (unlike
-/// `DefaultHasher`), which a hash meant to compare processes needs.
-#[derive(Clone, Copy, Debug)]
-pub struct TraceHash(u64);
-
-impl TraceHash {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-
-    pub fn new() -> TraceHash {
-        TraceHash(Self::OFFSET)
-    }
-    pub fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(Self::PRIME);
-        }
-    }
-    pub fn write_u64(&mut self, x: u64) {
-        self.write(&x.to_le_bytes());
-    }
-    pub fn value(self) -> u64 {
-        self.0
-    }
-}
-
-impl Default for TraceHash {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 #[derive(Debug, Default)]
 pub struct Trace {
     pub events: Vec<TraceEvent>,
     pub events_dropped: u64,
-    hash: TraceHash,
+    hash: crate::hash::Fnv1a,
 }
 
 impl Trace {
@@ -200,16 +168,3 @@ impl Trace {
     }
 }
 
-/// A `std::hash::Hasher` over [`TraceHash`], for hashing values whose `Hash`
-/// is all we have (stable within one build of seedfall).
-#[derive(Default)]
-pub struct StableHasher(TraceHash);
-
-impl std::hash::Hasher for StableHasher {
-    fn finish(&self) -> u64 {
-        self.0.value()
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes)
-    }
-}

@@ -2,7 +2,7 @@
 //! which makes data (and, per the model, names and sizes) durable.
 use super::{grow_to, model::FsModel, Disk, FileState, Ino, Kind, Mutation, DISK_BYTES_MAX};
 use crate::vtime::VTime;
-use crate::wasi::errno::{self, Errno};
+use crate::errno::{self, Errno};
 use std::collections::BTreeSet;
 
 impl Disk {

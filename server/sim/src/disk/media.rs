@@ -14,7 +14,7 @@
 //! What to hit is decided by the world (`World::disk_read`, `disk_write`),
 //! drawn from the `disk` stream or taken from a schedule.
 use super::{Disk, Ino};
-use crate::wasi::errno::Errno;
+use crate::errno::Errno;
 
 impl Disk {
     /// Sectors the file spans.

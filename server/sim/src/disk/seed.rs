@@ -2,7 +2,7 @@
 //! and the tree of a disk as `inspect -tree` and `crash-states` print it.
 use super::{image, Disk, FileState, Ino, Kind, ROOT, NAME_BYTES_MAX, DISK_BYTES_MAX};
 use crate::vtime::VTime;
-use crate::wasi::errno::{self, Errno};
+use crate::errno::{self, Errno};
 use std::collections::BTreeMap;
 
 /// One entry of a disk's tree (`tree`): what `inspect -tree` prints.
@@ -83,7 +83,7 @@ impl Disk {
                         subdirs.push((ino, path));
                     }
                     Kind::File(f) => {
-                        let mut h = crate::trace::TraceHash::new();
+                        let mut h = crate::hash::Fnv1a::new();
                         h.write(&f.data);
                         out.push(TreeEntry { path, dir: false, size: f.data.len() as u64, hash: Some(format!("{:016x}", h.value())) });
                     }

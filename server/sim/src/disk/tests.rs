@@ -464,3 +464,15 @@ fn posix_may_leave_a_file_cut_down_and_grown_back() {
     // Grown back over zeros, cut, or untouched.
     assert_eq!(lens, BTreeSet::from([(8192, 3000), (3000, 3000), (8192, 8192)]));
 }
+
+/// The disk's running totals are checked against a recount by a
+/// `debug_assert`-style check (`Disk::account`): the release profile the
+/// tests run keeps debug assertions on for this crate, so it runs here.
+#[test]
+fn the_tests_run_with_this_crates_debug_assertions_on() {
+    assert!(cfg!(debug_assertions), "the release profile turns debug assertions off for seedfall-sim (Cargo.toml)");
+    let mut d = ext4();
+    let ino = d.create_file(ROOT, "a", T).unwrap();
+    d.write_at(ino, 0, b"hello", T).unwrap();
+    assert_eq!((d.held, d.size_total), d.recount());
+}

@@ -348,7 +348,7 @@ pub async fn fd_sync(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd
         Ok(Some(ino))
     });
     // Writing a mapping back can be where a crash lands.
-    super::link::crashed(caller)?;
+    crate::traps::crashed(caller)?;
     match target {
         Ok(Some(ino)) => sync_ino(caller, ino).await,
         Ok(None) => Ok(0),
@@ -370,7 +370,7 @@ pub async fn finish_sync_write(caller: &mut wasmtime::Caller<'_, crate::node::No
 /// pwrite, then its O_SYNC wait.
 pub async fn fd_pwrite_async(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, offset: u64, nwritten: u32) -> wasmtime::Result<i32> {
     let e = super::host(caller, |cx| fd_pwrite(cx, fd, iovs, iovs_len, offset, nwritten));
-    super::link::crashed(caller)?;
+    crate::traps::crashed(caller)?;
     finish_sync_write(caller, i32::from(e)).await
 }
 
@@ -382,7 +382,7 @@ pub async fn sync_ino(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, i
     });
     super::poll::suspend(caller, Some(deadline), false).await?;
     let r = super::host(caller, |cx| cx.world.fsync(cx.node.idx, ino));
-    super::link::crashed(caller)?;
+    crate::traps::crashed(caller)?;
     Ok(i32::from(r.err().unwrap_or(errno::SUCCESS)))
 }
 

@@ -32,13 +32,7 @@ macro_rules! wasi_fn {
     };
 }
 
-/// A host call in which the node crashed ends the node's `_start`.
-pub fn crashed(caller: &Caller<'_, NodeCtx>) -> wasmtime::Result<()> {
-    if caller.data().local.crashed {
-        return Err(wasmtime::Error::new(crate::scheduler::NodeCrashed));
-    }
-    Ok(())
-}
+use crate::traps::crashed;
 
 /// Builds the linker every node of a run uses, and the names it defines.
 pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, BTreeSet<&'static str>)> {

@@ -12,7 +12,7 @@
 //! guest memory, the node's own state and the shared world.
 pub mod args;
 pub mod clock;
-pub mod errno;
+pub use crate::errno;
 pub mod fd;
 pub mod fdtable;
 pub mod layout;

@@ -10,7 +10,8 @@
 use super::errno::{self, Errno};
 use super::fdtable::{Fd, SocketFd};
 use super::layout::FDFLAGS_NONBLOCK;
-use super::{host, link::crashed, mem, Cx};
+use super::{host, mem, Cx};
+use crate::traps::crashed;
 use crate::net::{Addr, Effects, SockId, AF_INET};
 use crate::node::NodeCtx;
 use crate::vtime::VTime;

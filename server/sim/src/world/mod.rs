@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 mod faults;
+pub mod storage;
 
 /// Bound on the missing folders a node remembers for a hint.
 pub const MISSING_DIRS_MAX: usize = 16;
@@ -123,7 +124,7 @@ pub struct FaultState {
     pub eio_at_sync: Vec<(usize, u64)>,
     pub io_latency_ns: u64,
     pub fsync_latency_ns: u64,
-    pub media: crate::storage::MediaFaultState,
+    pub media: storage::MediaFaultState,
     /// Rates mode with branches: the config, to draw the time-based faults
     /// again when a branch re-keys the `faults` stream.
     pub rates: Option<std::sync::Arc<crate::config::Config>>,
@@ -299,7 +300,7 @@ impl World {
     pub fn guide(&mut self, name: &str, maximize: bool, value: f64) {
         // Whichever way it came (the `guide` call, an Antithesis SDK line of
         // up to a whole output line), a name past the bound is ignored.
-        if name.len() > crate::abi::GUIDE_NAME_BYTES_MAX {
+        if name.len() > crate::props::GUIDE_NAME_BYTES_MAX {
             return;
         }
         let (now, step) = (self.now.nanos(), self.step);
@@ -344,45 +345,17 @@ impl World {
         fires
     }
 
-    /// One JSON line the Antithesis SDK wrote to its local output file.
+    /// One JSON line the Antithesis SDK wrote to its local output file
+    /// (parsed by [`crate::antithesis`]).
     pub fn antithesis_line(&mut self, node_idx: usize, line: &str) {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { return };
-        if v.get("antithesis_setup").is_some() {
-            self.setup_complete(node_idx, String::new());
-            return;
-        }
-        if let Some(g) = v.get("antithesis_guidance") {
-            // Numeric guidance: the SDK writes a line each time `left -
-            // right` of a numeric assertion improves, named by its message.
-            // Boolean and JSON guidance have no watermark.
-            if g["guidance_type"] == "numeric" && g["hit"] == true {
-                let gap = crate::props::operands_gap(&g["guidance_data"]["left"], &g["guidance_data"]["right"]);
-                if let (Some(name), Some(maximize), Some(gap)) = (g["message"].as_str(), g["maximize"].as_bool(), gap) {
-                    self.guide(name, maximize, gap);
-                }
+        match crate::antithesis::parse(line) {
+            Some(crate::antithesis::Line::Setup) => self.setup_complete(node_idx, String::new()),
+            Some(crate::antithesis::Line::Guide { name, maximize, gap }) => self.guide(&name, maximize, gap),
+            Some(crate::antithesis::Line::Assert(e)) => {
+                self.evaluate(node_idx, e);
             }
-            return;
+            None => {}
         }
-        let Some(a) = v.get("antithesis_assert") else { return };
-        if a["hit"] != true {
-            return; // a catalog entry from instrumentation, not an evaluation
-        }
-        let kind = match a["display_type"].as_str() {
-            Some("Always") => PropertyKind::Always,
-            Some("AlwaysOrUnreachable") => PropertyKind::AlwaysOrUnreachable,
-            Some("Sometimes") => PropertyKind::Sometimes,
-            Some("Reachable") => PropertyKind::Reachable,
-            Some("Unreachable") => PropertyKind::Unreachable,
-            _ => return,
-        };
-        let Some(message) = a["message"].as_str() else { return };
-        let location = a["location"]["file"].as_str().map(|f| match a["location"]["begin_line"].as_u64() {
-            Some(line) => format!("{f}:{line}"),
-            None => f.to_string(),
-        });
-        let details = a.get("details").map(|d| d.to_string()).unwrap_or_default();
-        let e = Evaluation { kind, cond: a["condition"] == true, message: message.to_string(), details, location };
-        self.evaluate(node_idx, e);
     }
 
     /// Charges the compute a node did since its last charge as virtual time:
@@ -573,7 +546,7 @@ mod guidance_tests {
         w.antithesis_line(0, &line("2.5", "0.5", false, true));
         w.antithesis_line(0, r#"{"antithesis_guidance":{"guidance_data":{"a":true},"guidance_type":"boolean","message":"b","id":"b","maximize":true,"hit":true}}"#);
         // A name past 4096 bytes is ignored, as through the `guide` call.
-        let long = "n".repeat(crate::abi::GUIDE_NAME_BYTES_MAX + 1);
+        let long = "n".repeat(crate::props::GUIDE_NAME_BYTES_MAX + 1);
         w.antithesis_line(
             0,
             &line("4", "10", true, true).replace(
@@ -583,8 +556,8 @@ mod guidance_tests {
         );
         let got = std::mem::take(&mut w.props.watermarks).into_vec();
         let want = vec![
-            crate::outcome::Watermark { name: "x below 10".into(), maximize: false, value: 2.0, at_ns: 200, step: 5 },
-            crate::outcome::Watermark { name: "x below 10".into(), maximize: true, value: -2.0, at_ns: 200, step: 5 },
+            crate::props::Watermark { name: "x below 10".into(), maximize: false, value: 2.0, at_ns: 200, step: 5 },
+            crate::props::Watermark { name: "x below 10".into(), maximize: true, value: -2.0, at_ns: 200, step: 5 },
         ];
         assert_eq!(got, want);
         assert!(w.props.by_message.is_empty(), "guidance is not a property evaluation");

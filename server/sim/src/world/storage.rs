@@ -11,8 +11,8 @@ use crate::schedule::Fault;
 use crate::streams::Stream;
 use crate::trace::{DiskOp, EventKind};
 use crate::vtime::VTime;
-use crate::wasi::errno::{self, Errno};
-use crate::world::World;
+use crate::errno::{self, Errno};
+use super::World;
 use std::collections::BTreeMap;
 
 /// A fault atlas spares one replica per stretch of this many sectors.
@@ -89,13 +89,13 @@ impl World {
     }
 
     /// fsync of `ino` on a node's disk, deciding whether it fails with EIO.
-    pub fn fsync(&mut self, node_idx: usize, ino: crate::disk::Ino) -> Result<(), crate::wasi::errno::Errno> {
+    pub fn fsync(&mut self, node_idx: usize, ino: crate::disk::Ino) -> Result<(), crate::errno::Errno> {
         // A crash during the sync op happens before the sync takes effect.
         let ops = self.disks[node_idx].ops;
         self.after_disk_ops(node_idx, ops, ops + 1);
         if !self.nodes[node_idx].alive() {
             self.disks[node_idx].ops += 1;
-            return Err(crate::wasi::errno::IO);
+            return Err(crate::errno::IO);
         }
         let sync = self.disks[node_idx].syncs + 1;
         let fail = if self.faults_planned.is_some() {
@@ -174,7 +174,7 @@ impl World {
         if replicas < 2 {
             return false;
         }
-        let mut h = crate::trace::TraceHash::new();
+        let mut h = crate::hash::Fnv1a::new();
         h.write(path.as_bytes());
         h.write_u64(sector / ATLAS_CHUNK_SECTORS);
         h.value() % u64::from(replicas) == u64::from(replica)
