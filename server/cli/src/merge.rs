@@ -102,8 +102,9 @@ fn merge_run(a: &MergeArgs, reads: &mut [Read]) -> Result<i32, String> {
     // What is read is taken out of the shard (its text, its runs), so the
     // merge holds each failing run about once.
     for r in reads.iter_mut() {
-        if field::<String>(r, "seeds")? != seeds {
-            return Err(format!("{}: $.seeds: the first shard ran seeds {seeds}, this one {} (shards of one sweep share its range)", r.file, field::<String>(r, "seeds")?));
+        let theirs: String = field(r, "seeds")?;
+        if theirs != seeds {
+            return Err(format!("{}: $.seeds: the first shard ran seeds {seeds}, this one {theirs} (shards of one sweep share its range)", r.file));
         }
         let mine: Vec<crate::output::FailureJson> = field(r, "failures")?;
         r.doc.remove("failures");
@@ -181,22 +182,19 @@ fn merge_run(a: &MergeArgs, reads: &mut [Read]) -> Result<i32, String> {
             // unsharded run keeps, so only older folders count as pruned.
             // They go once the index is rewritten (it names only the
             // shortest), so a killed merge leaves no name without a folder.
-            let displaced: std::collections::BTreeSet<String> = runs
+            let displaced: Vec<(u64, &seedfall_search::finding::Signature)> = runs
                 .iter()
-                .filter_map(|r| {
-                    let f = &report.found.by_id[&seedfall_search::finding::Signature::of(&r.failure).id()];
-                    let name = seedfall_search::kept::folder(c, r.seed, &f.signature).file_name()?.to_string_lossy().into_owned();
-                    (!f.shortest.iter().any(|s| s.seed == r.seed)).then_some(name)
-                })
+                .map(|r| (r.seed, &report.found.by_id[&seedfall_search::finding::Signature::of(&r.failure).id()]))
+                .filter(|(seed, f)| !f.shortest.iter().any(|s| s.seed == *seed))
+                .map(|(seed, f)| (seed, &f.signature))
                 .collect();
-            let spare = |_: u64, name: &str| displaced.contains(name);
-            report.pruned = seedfall_search::kept::settle(c, &report.seeds, report.summary.runs, report.summary.failures, &report.found, std::time::SystemTime::now(), &spare);
-            for r in &runs {
-                let f = &report.found.by_id[&seedfall_search::finding::Signature::of(&r.failure).id()];
-                if !f.shortest.iter().any(|s| s.seed == r.seed) {
-                    seedfall_search::kept::remove(c, r.seed, &f.signature);
-                }
+            let names: std::collections::BTreeSet<String> = displaced.iter().filter_map(|(seed, s)| Some(seedfall_search::kept::folder(c, *seed, s).file_name()?.to_string_lossy().into_owned())).collect();
+            let spare = |_: u64, name: &str| names.contains(name);
+            let pruned = seedfall_search::kept::settle(c, &report.seeds, report.summary.runs, report.summary.failures, &report.found, std::time::SystemTime::now(), &spare);
+            for (seed, signature) in displaced {
+                seedfall_search::kept::remove(c, seed, signature);
             }
+            report.pruned = pruned;
             crate::sweep_report::save_last_run(c, &report);
         }
         None => eprintln!("seedfall merge: {} is not here: failure folders, the failures index and last-run are left as the shards wrote them", report.config),
@@ -244,11 +242,8 @@ fn check_run_shard(
     let file = &r.file;
     let share = range.with_shard(Some(r.block.shard()));
     let owned = |seed: u64, at: &str| -> Result<(), String> {
-        if seed < range.first || seed > range.last || !r.block.shard().owns(seed - range.first) {
-            return Err(format!(
-                "{file}: {at}: seed {seed} is not in shard {} of seeds {range}",
-                r.block.shard()
-            ));
+        if !share.contains(seed) {
+            return Err(format!("{file}: {at}: seed {seed} is not in shard {} of seeds {range}", r.block.shard()));
         }
         Ok(())
     };

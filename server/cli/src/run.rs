@@ -237,7 +237,7 @@ pub fn main(a: RunArgs) -> i32 {
     // a sweep killed before its end must not leave the index naming
     // folders it removed.
     let had_folders = seedfall_search::artifacts::seeds_with_folders(config);
-    let mut passing_with_folders: Vec<u64> = Vec::new();
+    let mut passing_with_folders = std::collections::BTreeSet::new();
     let mut displaced: Vec<(u64, seedfall_search::finding::Signature)> = Vec::new();
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
@@ -250,7 +250,7 @@ pub fn main(a: RunArgs) -> i32 {
         // own run. (The outcome's schedule always lists the faults applied,
         // so the sweep's options say whether they were given.)
         if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && options.faults.is_none() && had_folders.contains(&outcome.seed) {
-            passing_with_folders.push(outcome.seed);
+            passing_with_folders.insert(outcome.seed);
             seedfall_search::artifacts::kill_point("passed");
         }
         if let Some(h) = &mut r.hashes {
@@ -310,8 +310,7 @@ pub fn main(a: RunArgs) -> i32 {
     // A shard leaves the failures folder to the merge: other shards' folders
     // may share it, and only the merge knows which runs are the shortest.
     if shard.is_none() {
-        let passing: std::collections::BTreeSet<u64> = passing_with_folders.iter().copied().collect();
-        let spare = |seed: u64, _: &str| passing.contains(&seed);
+        let spare = |seed: u64, _: &str| passing_with_folders.contains(&seed);
         report.pruned = seedfall_search::kept::settle(config, &report.seeds, report.summary.runs, report.summary.failures, &report.found, started, &spare);
     }
     for seed in passing_with_folders {

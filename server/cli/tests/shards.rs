@@ -157,13 +157,15 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     assert!(out.stderr.contains("differ in their program"), "{}", out.stderr);
     // A shard of another seedfall build, or of a shard format this one
     // does not read, is refused by name.
-    let edit = |name: &str, f: &dyn Fn(&mut Value)| {
-        let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    // A shard's result edited by `f`, written as `name`.
+    let edited = |from: &Path, name: &str, f: &dyn Fn(&mut Value)| {
+        let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
         f(&mut doc);
         let path = cfg.parent().unwrap().join(name);
         std::fs::write(&path, doc.to_string()).unwrap();
         path
     };
+    let edit = |name: &str, f: &dyn Fn(&mut Value)| edited(&files[1], name, f);
     let other_build = edit("other-build.json", &|d| d["shard"]["identity"]["seedfall"] = Value::from("0.1.0 (0000000000000000)"));
     let out = merge(&[files[0].clone(), other_build], &[]);
     assert_eq!(out.code, 2);
@@ -192,23 +194,9 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
     // A shard that contradicts itself (a seed of another shard or outside
     // the range, a seed twice, counts that disagree) is refused by field:
     // once merged, its text and JSON said different failure counts.
-    let first = |name: &str, f: &dyn Fn(&mut Value)| {
-        let mut doc: Value =
-            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-        assert!(
-            doc["failed"].as_u64().unwrap() >= 2,
-            "shard 1 has failures to edit: {}",
-            doc["failed"]
-        );
-        f(&mut doc);
-        let path = cfg.parent().unwrap().join(name);
-        std::fs::write(&path, doc.to_string()).unwrap();
-        path
-    };
-    let seed0 = serde_json::from_str::<Value>(&std::fs::read_to_string(&files[0]).unwrap())
-        .unwrap()["failures"][0]["seed"]
-        .as_u64()
-        .unwrap();
+    let shard_1: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert!(shard_1["failed"].as_u64().unwrap() >= 2, "shard 1 has failures to edit: {}", shard_1["failed"]);
+    let seed0 = shard_1["failures"][0]["seed"].as_u64().unwrap();
     let cases: [(&str, &dyn Fn(&mut Value), String); 5] = [
         (
             "foreign.json",
@@ -242,7 +230,7 @@ fn merge_names_missing_duplicate_and_foreign_shards() {
         ),
     ];
     for (name, f, says) in cases {
-        let bad = first(name, f);
+        let bad = edited(&files[0], name, f);
         let out = merge(&[bad, files[1].clone()], &[]);
         assert_eq!(out.code, 2, "{name}: {}", out.stderr);
         assert!(

@@ -259,31 +259,25 @@ fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.sync_all()
 }
 
-/// After a rerun in which `seed` passed: its plain-seed failure folders are
-/// stale (the bug is fixed, or moved), so they go. Folders whose schedule
-/// has branches (from explore or cause) are not the seed's alone and stay.
+/// The seed and finding id a failure folder's name holds
+/// (`<config>-seed-<seed>-<kind>-<id>`, as `folder_name_for` writes it),
+/// when it is one of `config`'s.
+pub fn seed_and_finding<'a>(config: &Config, name: &'a str) -> Option<(u64, &'a str)> {
+    let rest = name.strip_prefix(config.name.as_str())?.strip_prefix("-seed-")?;
+    let (seed, tail) = rest.split_once('-')?;
+    Some((seed.parse().ok()?, tail.rsplit('-').next()?))
+}
+
 /// The seeds that have a failure folder of `config` (at most
 /// `FOLDERS_SCAN_MAX` folders are looked at).
 pub fn seeds_with_folders(config: &Config) -> std::collections::BTreeSet<u64> {
-    let prefix = format!("{}-seed-", config.name);
-    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else {
-        return Default::default();
-    };
-    entries
-        .flatten()
-        .take(FOLDERS_SCAN_MAX)
-        .filter_map(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .strip_prefix(&prefix)?
-                .split_once('-')?
-                .0
-                .parse()
-                .ok()
-        })
-        .collect()
+    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else { return Default::default() };
+    entries.flatten().take(FOLDERS_SCAN_MAX).filter_map(|e| Some(seed_and_finding(config, &e.file_name().to_string_lossy())?.0)).collect()
 }
 
+/// After a rerun in which `seed` passed: its plain-seed failure folders are
+/// stale (the bug is fixed, or moved), so they go. Folders whose schedule
+/// has branches (from explore or cause) are not the seed's alone and stay.
 pub fn clear_passing(config: &Config, seed: u64) {
     let prefix = format!("{}-seed-{seed}-", config.name);
     let Ok(entries) = std::fs::read_dir(failures_dir(config)) else { return };
@@ -292,16 +286,10 @@ pub fn clear_passing(config: &Config, seed: u64) {
         if !name.starts_with(&prefix) {
             continue;
         }
-        let branched = seedfall_sim::files::read_text(
-            &e.path().join("faults.json"),
-            seedfall_sim::files::JSON_BYTES_MAX,
-            "the schedule file",
-        )
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_none_or(|v| {
-            v["branches"].as_array().is_none_or(|b| !b.is_empty()) || !v["prefix"].is_null()
-        });
+        let branched = seedfall_sim::files::read_text(&e.path().join("faults.json"), seedfall_sim::files::JSON_BYTES_MAX, "the schedule file")
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_none_or(|v| v["branches"].as_array().is_none_or(|b| !b.is_empty()) || !v["prefix"].is_null());
         if !branched {
             let _ = std::fs::remove_dir_all(e.path());
         }

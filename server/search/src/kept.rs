@@ -16,7 +16,7 @@
 //! index does not name. So nothing a sweep printed as saved goes until a
 //! later sweep of the same seeds replaces it.
 use crate::artifacts::failures_dir;
-use crate::cache::write_atomic;
+use crate::cache::write_atomic_with;
 use crate::finding::{Findings, Signature};
 use seedfall_sim::config::Config;
 use serde::Serialize;
@@ -53,42 +53,15 @@ pub fn remove(config: &Config, seed: u64, s: &Signature) -> bool {
 /// sweeps): only the shortest runs stay. A folder written after `started`
 /// (by a sweep that ran beside this one), claimed by a running sweep, or
 /// named by the index (`keep`) stays too. Returns how many went.
-pub fn prune(
-    config: &Config,
-    findings: &Findings,
-    started: std::time::SystemTime,
-    keep: &BTreeSet<String>,
-    spare: &dyn Fn(u64, &str) -> bool,
-) -> usize {
-    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else {
-        return 0;
-    };
-    let prefix = format!("{}-seed-", config.name);
+pub fn prune(config: &Config, findings: &Findings, started: std::time::SystemTime, keep: &BTreeSet<String>, spare: &dyn Fn(u64, &str) -> bool) -> usize {
+    let Ok(entries) = std::fs::read_dir(failures_dir(config)) else { return 0 };
     let claimed = Claim::held_by_others(config);
     let mut removed = 0;
     for e in entries.flatten().take(crate::artifacts::FOLDERS_SCAN_MAX) {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(&prefix) else {
-            continue;
-        };
-        let Some((seed, tail)) = rest.split_once('-') else {
-            continue;
-        };
-        let Ok(seed) = seed.parse::<u64>() else {
-            continue;
-        };
-        let Some(id) = tail.rsplit('-').next() else {
-            continue;
-        };
-        let Some(finding) = findings.by_id.get(id) else {
-            continue;
-        };
-        if finding.shortest.iter().any(|r| r.seed == seed)
-            || holds_tool_work(&e.path())
-            || keep.contains(&name)
-            || claimed.contains(&name)
-            || spare(seed, &name)
-        {
+        let Some((seed, id)) = crate::artifacts::seed_and_finding(config, &name) else { continue };
+        let Some(finding) = findings.by_id.get(id) else { continue };
+        if finding.shortest.iter().any(|r| r.seed == seed) || holds_tool_work(&e.path()) || keep.contains(&name) || claimed.contains(&name) || spare(seed, &name) {
             continue;
         }
         let newer = e.metadata().and_then(|m| m.modified()).is_ok_and(|m| m >= started);
@@ -216,21 +189,19 @@ struct Range {
     failed: u64,
 }
 
-fn parse_range(text: &str) -> Option<(u64, u64)> {
-    let (a, b) = text.split_once('-').unwrap_or((text, text));
-    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (a <= b).then_some((a, b))
+fn parse_range(text: &str) -> Option<crate::SeedRange> {
+    crate::SeedRange::parse(text).ok()
 }
 
 fn overlap(a: &str, b: &str) -> bool {
     match (parse_range(a), parse_range(b)) {
-        (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
+        (Some(a), Some(b)) => a.first <= b.last && b.first <= a.last,
         _ => true, // unreadable: replaced, as the single index once was
     }
 }
 
 fn in_range(seed: u64, range: &str) -> bool {
-    parse_range(range).is_some_and(|(a, b)| a <= seed && seed <= b)
+    parse_range(range).is_some_and(|r| r.contains(seed))
 }
 
 /// Merges this sweep's findings into the index under a lock (atomically
@@ -356,7 +327,7 @@ pub fn write_index(config: &Config, seeds: &str, runs: u64, failed: u64, finding
     }
     let mut ranges = kept;
     ranges.push(Range { seeds: seeds.to_string(), runs, failed });
-    ranges.sort_by_key(|r| parse_range(&r.seeds));
+    ranges.sort_by_key(|r| parse_range(&r.seeds).map(|r| (r.first, r.last)));
     if entries.is_empty() {
         let _ = std::fs::remove_file(&path);
         return Ok((path, BTreeSet::new()));
@@ -378,8 +349,13 @@ pub fn write_index(config: &Config, seeds: &str, runs: u64, failed: u64, finding
         ranges: Some(ranges),
         findings: entries,
     };
-    write_atomic(&path, &serde_json::to_vec_pretty(&index).unwrap())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    // Written as it is serialized: an index may hold millions of seeds.
+    let mut write = |w: &mut dyn std::io::Write| -> std::io::Result<()> {
+        let mut w = std::io::BufWriter::new(w);
+        serde_json::to_writer_pretty(&mut w, &index)?;
+        std::io::Write::flush(&mut w)
+    };
+    write_atomic_with(&path, &mut write).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok((path, named))
 }
 

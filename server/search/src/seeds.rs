@@ -32,6 +32,12 @@ impl SeedRange {
         Ok(SeedRange { first, last, shard: None })
     }
 
+    /// Whether this range runs `seed` (with a shard: whether it is the
+    /// shard's).
+    pub fn contains(&self, seed: u64) -> bool {
+        self.first <= seed && seed <= self.last && self.shard.is_none_or(|s| s.owns(seed - self.first))
+    }
+
     /// Seeds this range runs (the shard's share, with a shard).
     pub fn len(&self) -> u64 {
         match self.shard {

@@ -89,18 +89,10 @@ mod tests {
         let f = dir.join("a.json");
         std::fs::write(&f, "{}").unwrap();
         assert_eq!(read_text(&f, 10, "the config").unwrap(), "{}");
-        assert!(read_text(&f, 1, "the config")
-            .unwrap_err()
-            .contains("holds 2 bytes, more than the 1"));
-        assert!(read_text(&dir, 10, "the config")
-            .unwrap_err()
-            .ends_with("is a folder, expected a file"));
-        assert!(read_text(&dir.join("nope"), 10, "the config")
-            .unwrap_err()
-            .ends_with("does not exist"));
-        assert!(read_text(Path::new("/dev/zero"), 10, "the config")
-            .unwrap_err()
-            .contains("not a regular file"));
+        assert!(read_text(&f, 1, "the config").unwrap_err().contains("holds 2 bytes, more than the 1"));
+        assert!(read_text(&dir, 10, "the config").unwrap_err().ends_with("is a folder, expected a file"));
+        assert!(read_text(&dir.join("nope"), 10, "the config").unwrap_err().ends_with("does not exist"));
+        assert!(read_text(Path::new("/dev/zero"), 10, "the config").unwrap_err().contains("not a regular file"));
         assert_eq!(json_values(r#"{"a": [1, 2, "x,:[{"], "b": {}}"#, 100), 9);
         assert_eq!(json_values("[1,2,3,4,5]", 3), 4);
         std::fs::write(&f, [0xff, 0xfe]).unwrap();

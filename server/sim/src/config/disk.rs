@@ -33,9 +33,9 @@ impl Default for DiskConfig {
     }
 }
 
-/// Bounds on what a node's disk is seeded with.
 /// The sizes `disk.sector_bytes` may take (a power of two within).
 pub const SECTOR_BYTES_RANGE: (u64, u64) = (64, 1 << 16);
+/// Bounds on what a node's disk is seeded with.
 pub const SEED_DIRS_MAX: usize = 1024;
 pub const SEED_FILES_MAX: usize = 1024;
 /// Bound on the bytes of all seeded files of one node.
@@ -80,8 +80,7 @@ impl Parser {
             d.commit_interval_ns = Some(self.duration_value(x, "$.disk.commit_interval")?);
         }
         if let Some(x) = m.get("sector_bytes") {
-            let (lo, hi) = SECTOR_BYTES_RANGE;
-            d.sector_bytes = self.uint(x, "$.disk.sector_bytes", lo, hi)?;
+            d.sector_bytes = self.uint(x, "$.disk.sector_bytes", SECTOR_BYTES_RANGE.0, SECTOR_BYTES_RANGE.1)?;
             if !d.sector_bytes.is_power_of_two() {
                 return Err(self.err("$.disk.sector_bytes", format!("expected a power of two, found {}", d.sector_bytes)));
             }

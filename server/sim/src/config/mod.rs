@@ -281,27 +281,22 @@ impl Parser {
         let m = self.object(v, "$.limits", LIMIT_FIELDS)?;
         let mut limits = Limits::default();
         if let Some(x) = m.get("watchdog_instructions") {
-            let (lo, hi) = WATCHDOG_INSTRUCTIONS_RANGE;
-            limits.watchdog_instructions = self.uint(x, "$.limits.watchdog_instructions", lo, hi)?;
+            limits.watchdog_instructions = self.uint(x, "$.limits.watchdog_instructions", WATCHDOG_INSTRUCTIONS_RANGE.0, WATCHDOG_INSTRUCTIONS_RANGE.1)?;
         }
         if let Some(x) = m.get("steps_max") {
-            let (lo, hi) = STEPS_MAX_RANGE;
-            limits.steps_max = self.uint(x, "$.limits.steps_max", lo, hi)?;
+            limits.steps_max = self.uint(x, "$.limits.steps_max", STEPS_MAX_RANGE.0, STEPS_MAX_RANGE.1)?;
         }
         if let Some(x) = m.get("memory_mb") {
             limits.memory_bytes_max = self.uint(x, "$.limits.memory_mb", 1, MEMORY_MB_MAX)? << 20;
         }
         if let Some(x) = m.get("ns_per_instruction") {
-            let (lo, hi) = NS_PER_INSTRUCTION_RANGE;
-            limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", lo, hi)?;
+            limits.ns_per_instruction = self.uint(x, "$.limits.ns_per_instruction", NS_PER_INSTRUCTION_RANGE.0, NS_PER_INSTRUCTION_RANGE.1)?;
         }
         if let Some(x) = m.get("output_mb") {
-            let (lo, hi) = OUTPUT_MB_RANGE;
-            limits.output_bytes = self.uint(x, "$.limits.output_mb", lo, hi)? << 20;
+            limits.output_bytes = self.uint(x, "$.limits.output_mb", OUTPUT_MB_RANGE.0, OUTPUT_MB_RANGE.1)? << 20;
         }
         if let Some(x) = m.get("run_memory_mb") {
-            let (lo, hi) = RUN_MEMORY_MB_RANGE;
-            limits.run_memory_bytes = self.uint(x, "$.limits.run_memory_mb", lo, hi)? << 20;
+            limits.run_memory_bytes = self.uint(x, "$.limits.run_memory_mb", RUN_MEMORY_MB_RANGE.0, RUN_MEMORY_MB_RANGE.1)? << 20;
             limits.run_memory_set = true;
         }
         Ok(limits)
