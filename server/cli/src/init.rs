@@ -365,14 +365,9 @@ fn go_programs(dir: &Path, config_dir: &Path) -> Result<Vec<Program>, String> {
     let module_root = dir.to_path_buf();
     let mut programs = Vec::new();
     let mut found = BTreeSet::new();
-    for line in String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .take(PROGRAMS_MAX * 16)
-    {
+    for line in String::from_utf8_lossy(&out.stdout).lines().take(PROGRAMS_MAX * 16) {
         let cols: Vec<&str> = line.split('\t').collect();
-        let [name, pkg_dir, import, deps, files] = cols[..] else {
-            continue;
-        };
+        let [name, pkg_dir, import, deps, files] = cols[..] else { continue };
         if name == "main" {
             found.insert(PathBuf::from(pkg_dir));
         }
@@ -461,14 +456,9 @@ fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<Program>, String>
         .output()
         .map_err(|e| format!("cannot run cargo metadata in {} ({e}): is Rust installed? (seedfall doctor)", dir.display()))?;
     if !out.status.success() {
-        return Err(format!(
-            "cargo metadata failed in {}:\n{}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(format!("cargo metadata failed in {}:\n{}", dir.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }
-    let meta: Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let meta: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
     let manifest = std::fs::canonicalize(dir.join("Cargo.toml")).ok();
     let packages: Vec<&Value> = meta["packages"].as_array().into_iter().flatten().collect();
     // The package in -dir (a workspace lists its members too); in a
@@ -487,12 +477,7 @@ fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<Program>, String>
     let workspace = here.is_empty();
     let mut programs = Vec::new();
     for pkg in if workspace { packages } else { here } {
-        let deps: BTreeSet<&str> = pkg["dependencies"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|d| d["name"].as_str())
-            .collect();
+        let deps: BTreeSet<&str> = pkg["dependencies"].as_array().into_iter().flatten().filter_map(|d| d["name"].as_str()).collect();
         let net = deps.contains("wasmedge_wasi_socket") || deps.contains("wasmedge-wasi-socket");
         let bins: Vec<&Value> = pkg["targets"].as_array().into_iter().flatten().filter(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|x| x == "bin"))).collect();
         for t in bins.into_iter().take(PROGRAMS_MAX) {

@@ -13,13 +13,10 @@ pub fn merge(a: &MergeArgs, reads: &[Read]) -> Result<i32, String> {
     let first = &reads[0];
     let docs: Vec<serde_json::Value> = reads.iter().map(Read::value).collect::<Result<_, _>>()?;
     let mut doc = docs[0].clone();
-    let union = |name: &str,
-                 pick: &dyn Fn(&serde_json::Value) -> Option<Vec<u64>>|
-     -> Result<Vec<u64>, String> {
+    let union = |name: &str, pick: &dyn Fn(&serde_json::Value) -> Option<Vec<u64>>| -> Result<Vec<u64>, String> {
         let mut all = BTreeSet::new();
         for (r, d) in reads.iter().zip(&docs) {
-            let seeds =
-                pick(d).ok_or_else(|| format!("{}: {name}: expected a list of seeds", r.file))?;
+            let seeds = pick(d).ok_or_else(|| format!("{}: {name}: expected a list of seeds", r.file))?;
             all.extend(seeds);
         }
         Ok(all.into_iter().collect())

@@ -112,16 +112,8 @@ const LEGACY_FINDINGS: &str = "seedfall-findings.json";
 fn track(config_dir: &Path, current: &[String]) -> (BTreeMap<String, String>, Vec<String>) {
     let path = findings_path(config_dir);
     let legacy = config_dir.join(LEGACY_FINDINGS);
-    let from = if path.is_file() {
-        path.clone()
-    } else {
-        legacy.clone()
-    };
-    let mut file: FindingsFile = match seedfall_sim::files::read_text(
-        &from,
-        seedfall_sim::files::JSON_BYTES_MAX,
-        "the findings file",
-    ) {
+    let from = if path.is_file() { path.clone() } else { legacy.clone() };
+    let mut file: FindingsFile = match seedfall_sim::files::read_text(&from, seedfall_sim::files::JSON_BYTES_MAX, "the findings file") {
         Err(_) => FindingsFile::default(),
         Ok(t) => serde_json::from_str(&t).unwrap_or_else(|e| {
             eprintln!("seedfall: {} cannot be read ({e}); findings are tracked afresh", from.display());

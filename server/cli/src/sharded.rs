@@ -153,8 +153,7 @@ impl Read {
 /// Reads a shard result, saying which file and what is wrong with it.
 pub fn read(path: &std::path::Path) -> Result<Read, String> {
     let file = path.display().to_string();
-    let text = seedfall_sim::files::read_text(path, SHARD_BYTES_MAX, "the shard result")
-        .map_err(|e| format!("{file}: {e}"))?;
+    let text = seedfall_sim::files::read_text(path, SHARD_BYTES_MAX, "the shard result").map_err(|e| format!("{file}: {e}"))?;
     let mut doc: BTreeMap<String, Box<RawValue>> =
         serde_json::from_str(&text).map_err(|e| format!("{file}: not JSON: {e}"))?;
     drop(text);

@@ -108,16 +108,8 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
     let mut names: Vec<_> = entries.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(&prefix)).collect();
     names.sort_by_key(|e| e.file_name());
     for e in names.into_iter().take(FAILURES_MAX) {
-        let Ok(text) = seedfall_sim::files::read_text(
-            &e.path().join("summary.json"),
-            seedfall_sim::files::JSON_BYTES_MAX,
-            "the failure's summary",
-        ) else {
-            continue;
-        };
-        let Ok(v) = serde_json::from_str::<Value>(&text) else {
-            continue;
-        };
+        let Ok(text) = seedfall_sim::files::read_text(&e.path().join("summary.json"), seedfall_sim::files::JSON_BYTES_MAX, "the failure's summary") else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
         let f = &v["failure"];
         let source = v["source"]["file"].as_str().zip(v["source"]["line"].as_u64()).map(|(file, line)| (config.dir().join(file), line as u32));
         let name = e.file_name().to_string_lossy().into_owned();
@@ -155,21 +147,9 @@ fn finding_counts(path: &Path) -> std::collections::HashMap<String, u64> {
         id: String,
         count: u64,
     }
-    let Ok(text) = seedfall_sim::files::read_text(
-        path,
-        seedfall_search::kept::INDEX_BYTES_MAX,
-        "the failures index",
-    ) else {
-        return Default::default();
-    };
-    let Ok(index) = serde_json::from_str::<Index>(&text) else {
-        return Default::default();
-    };
-    index
-        .findings
-        .into_iter()
-        .map(|f| (f.id, f.count))
-        .collect()
+    let Ok(text) = seedfall_sim::files::read_text(path, seedfall_search::kept::INDEX_BYTES_MAX, "the failures index") else { return Default::default() };
+    let Ok(index) = serde_json::from_str::<Index>(&text) else { return Default::default() };
+    index.findings.into_iter().map(|f| (f.id, f.count)).collect()
 }
 
 impl State {
@@ -181,31 +161,14 @@ impl State {
         }
         let text = match self.open_texts.get(path) {
             Some(t) => t.clone(),
-            None => seedfall_sim::files::read_text(
-                path,
-                seedfall_sim::files::JSON_BYTES_MAX,
-                "the config",
-            )
-            .unwrap_or_default(),
+            None => seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the config").unwrap_or_default(),
         };
         let parsed = Config::parse(path, &text);
         let (failures, last_run, corpus, stale) = match &parsed {
             Ok(config) => {
-                let last_run = seedfall_sim::files::read_text(
-                    &seedfall_search::properties::last_run_path(config),
-                    seedfall_sim::files::JSON_BYTES_MAX,
-                    "the last run",
-                )
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok());
-                let (entries, stale) = seedfall_search::explore::corpus::load(
-                    &seedfall_search::explore::corpus::default_dir(config),
-                    config,
-                );
-                let corpus = entries
-                    .iter()
-                    .map(|e| serde_json::to_value(e).unwrap())
-                    .collect();
+                let last_run = seedfall_sim::files::read_text(&seedfall_search::properties::last_run_path(config), seedfall_sim::files::JSON_BYTES_MAX, "the last run").ok().and_then(|t| serde_json::from_str(&t).ok());
+                let (entries, stale) = seedfall_search::explore::corpus::load(&seedfall_search::explore::corpus::default_dir(config), config);
+                let corpus = entries.iter().map(|e| serde_json::to_value(e).unwrap()).collect();
                 (read_failures(config), last_run, corpus, stale)
             }
             Err(_) => (Vec::new(), None, Vec::new(), Vec::new()),
