@@ -265,9 +265,11 @@ pub fn main(a: ExploreArgs) -> i32 {
     // found is lost); they replay with the probes (SEEDFALL_COVERAGE=edges).
     let edge_folders: Vec<_> = result.unconfirmed.iter().map(|f| write(edges.as_ref().expect("unconfirmed failures come from edge mode"), f)).collect();
     if let Some(path) = &a.extras.report {
-        let mut groups = crate::report::Groups::default();
+        let mut found = seedfall_search::finding::Findings::new(seedfall_search::kept::KEEP_MAX);
+        let mut shortest = std::collections::BTreeMap::new();
         for (o, folder) in result.failures.iter().zip(&folders) {
-            groups.add(o, folder.clone());
+            found.add(o);
+            crate::report::note_shortest(&found, &mut shortest, o, folder.clone());
         }
         let wall_ns = result.rounds.last().map_or(1, |r| r.elapsed_ms.max(1) * 1_000_000);
         let summary = seedfall_search::SweepSummary {
@@ -280,7 +282,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         let rows: Vec<serde_json::Value> = result.rounds.iter().map(|r| serde_json::json!({
             "round": r.round, "runs": r.runs, "new_signals": r.new_signals.len(), "signals": r.signals, "new_functions": r.new_functions, "functions": r.functions,
         })).collect();
-        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary: &summary, groups: &groups, table: &result.properties, exploration: Some(serde_json::json!({ "rows": rows, "stop": result.stop })) };
+        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary: &summary, found: &found, shortest: &shortest, table: &result.properties, exploration: Some(serde_json::json!({ "rows": rows, "stop": result.stop })) };
         match crate::report::write(path, &input) {
             Ok(()) => eprintln!("seedfall: report written to {}", output::relative(path)),
             Err(e) => eprintln!("seedfall: {e}"),
@@ -300,7 +302,7 @@ pub fn main(a: ExploreArgs) -> i32 {
         let unconfirmed: Vec<serde_json::Value> = result.unconfirmed.iter().zip(&edge_folders).map(as_json).collect();
         let properties: Vec<&seedfall_search::properties::PropertyTally> = result.properties.by_message.values().collect();
         let mut doc = serde_json::json!({
-            "version": crate::sharded::EXPLORE_JSON_VERSION, "seedfall": env!("CARGO_PKG_VERSION"), "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
+            "version": seedfall_search::shard_result::EXPLORE_JSON_VERSION, "seedfall": env!("CARGO_PKG_VERSION"), "config": output::relative(&config.path), "runs": result.runs, "first_failure_run": result.first_failure_run, "rounds": result.rounds,
             "operators": result.operators.iter().map(|(op, y)| serde_json::json!({ "operator": op, "children": y.children, "new_signals": y.new_signals, "failures": y.failures, "worth": y.worth })).collect::<Vec<_>>(),
             "stop": result.stop, "failures": failures, "unconfirmed_failures": unconfirmed, "stale_corpus_entries": result.stale, "corpus": output::relative(&corpus_dir),
             "properties": properties, "findings": result.properties.findings(),

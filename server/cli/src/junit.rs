@@ -4,7 +4,7 @@
 //! that way), per property (a failure when it fails the sweep) and per
 //! pinned regression (a failure when it still fails and -fail-on-pinned is
 //! given, else skipped while it still fails).
-use crate::sweep_report::Report;
+use seedfall_search::sweep_result::{Block, Place, SweepResult};
 use std::fmt::Write;
 
 /// One `<testcase>`.
@@ -85,14 +85,14 @@ pub struct Facts<'a> {
     /// The config's name: test cases are classed under it.
     pub name: &'a str,
     pub found: &'a seedfall_search::finding::Findings,
-    pub blocks: &'a std::collections::BTreeMap<String, crate::sweep_report::Block>,
+    pub blocks: &'a std::collections::BTreeMap<String, Block>,
     pub table: &'a seedfall_search::properties::PropertyTable,
-    pub places: &'a std::collections::BTreeMap<String, crate::sweep_report::Place>,
+    pub places: &'a std::collections::BTreeMap<String, Place>,
     pub pins: Option<&'a seedfall_search::pins::PinReport>,
 }
 
 impl<'a> Facts<'a> {
-    pub fn of(report: &'a Report) -> Facts<'a> {
+    pub fn of(report: &'a SweepResult) -> Facts<'a> {
         Facts { config: &report.config, name: &report.name, found: &report.found, blocks: &report.blocks, table: &report.table, places: &report.places, pins: Some(&report.pins) }
     }
 }
@@ -145,7 +145,7 @@ pub fn cases(facts: &Facts, fail_on_pinned: bool) -> Vec<Case> {
 }
 
 /// Writes the JUnit XML of a sweep, atomically.
-pub fn write_sweep(path: &std::path::Path, report: &Report, fail_on_pinned: bool) -> Result<(), String> {
+pub fn write_sweep(path: &std::path::Path, report: &SweepResult, fail_on_pinned: bool) -> Result<(), String> {
     let suite = format!("seedfall run {} seeds {}", report.config, report.seeds);
     let xml = document(&suite, report.summary.wall_ns as f64 / 1e9, &cases(&Facts::of(report), fail_on_pinned));
     write(path, &xml)

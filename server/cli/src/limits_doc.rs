@@ -102,8 +102,8 @@ fn statements() -> Vec<String> {
         }),
         format!("| faults in a schedule, branches | {} and {} |", count(sim::schedule::FAULTS_MAX as u64), count(sim::schedule::BRANCHES_MAX as u64)),
         format!("| the values of a config (numbers, strings, keys, lists and objects) | {}, counted", count(sim::files::JSON_VALUES_MAX)),
-        format!("| a shard result (`merge`) | {}; its `shard.count` 1 to {}", size(crate::sharded::SHARD_BYTES_MAX), count(u64::from(search::shard::SHARDS_MAX))),
-        format!("| shard results in one merge | {} |", count(crate::merge::FILES_MAX as u64)),
+        format!("| a shard result (`merge`) | {}; its `shard.count` 1 to {}", size(search::shard_result::SHARD_BYTES_MAX), count(u64::from(search::shard::SHARDS_MAX))),
+        format!("| shard results in one merge | {} |", count(search::merge::FILES_MAX as u64)),
         format!("| the failures index, read back to merge a sweep into it | {} |", size(search::kept::INDEX_BYTES_MAX)),
         format!("| running sweeps' claims on a workspace (`.seedfall/live/`) | {} files read, {} each |", count(search::kept::CLAIMS_MAX as u64), size(search::kept::CLAIM_BYTES_MAX)),
         // Flags and config fields.

@@ -52,13 +52,13 @@ pub fn main(a: MutateArgs) -> i32 {
     let report = seedfall_search::mutate::mutate(&project.program, seeds, jobs, &stop, &mut |phase| bar.set_message(phase.to_string()), &mut || bar.inc(1));
     bar.finish_and_clear();
     let config = output::relative(&project.program.config.path);
-    let mut doc = serde_json::json!({ "version": crate::sharded::MUTATE_JSON_VERSION, "seedfall": env!("CARGO_PKG_VERSION"), "config": config });
+    let mut doc = serde_json::json!({ "version": seedfall_search::shard_result::MUTATE_JSON_VERSION, "seedfall": env!("CARGO_PKG_VERSION"), "config": config });
     doc.as_object_mut().unwrap().extend(serde_json::to_value(&report).unwrap().as_object().unwrap().clone());
     let mut code = 0;
     if let Some(dest) = &a.out.json {
         if let Some(s) = shard {
             let options = format!("seeds={seeds} output-cap={}", a.resources.output_cap.as_deref().unwrap_or("-"));
-            let block = crate::sharded::ShardBlock::new(s, crate::sharded::identity("mutate", &project, options), seeds.len(), &project.program.config.name);
+            let block = seedfall_search::shard_result::ShardBlock::new(s, seedfall_search::shard_result::identity("mutate", &project, options), seeds.len(), &project.program.config.name);
             doc["shard"] = serde_json::to_value(block).unwrap();
         }
         if let Err(e) = crate::sweep_report::emit_json(dest, &doc) {

@@ -1,8 +1,8 @@
 //! How results look: the failure line, the closing summary, the JSON forms.
+use seedfall_search::sweep_result::{FailureJson, NodeFailureJson};
 use seedfall_search::{Project, SweepSummary};
 use seedfall_sim::failure::Failure;
 use seedfall_sim::{Outcome, VTime};
-use serde::Serialize;
 use std::path::Path;
 
 /// Real (wall) durations: `56ms`, `1.25s`, `830us`.
@@ -165,34 +165,6 @@ pub fn summary_line(s: &SweepSummary, failed_seeds: &[u64]) -> String {
         s.seeds_per_second,
         s.virtual_seconds_per_wall_second
     )
-}
-
-#[derive(Clone, Serialize, serde::Deserialize)]
-pub struct FailureJson {
-    pub seed: u64,
-    pub time_ns: u64,
-    pub time: String,
-    pub steps: u64,
-    pub real_ns: u64,
-    pub trace_hash: String,
-    pub nodes: Vec<NodeFailureJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub folder: Option<String>,
-    /// The file-system model it was found under, and whether it holds under the other.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<seedfall_sim::outcome::ModelCheck>,
-}
-
-#[derive(Clone, Serialize, serde::Deserialize)]
-pub struct NodeFailureJson {
-    pub node: String,
-    pub kind: seedfall_sim::failure::FailureKind,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<String>,
-    pub location: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
 }
 
 pub fn failure_json(project: &Project, o: &Outcome) -> FailureJson {

@@ -26,7 +26,7 @@ struct ReplayJson<'a> {
     end_time_ns: u64,
     steps: u64,
     trace_hash: String,
-    failure: Option<output::FailureJson>,
+    failure: Option<seedfall_search::sweep_result::FailureJson>,
     /// The file-system model of each node instance's disk.
     disk_models: Vec<&'static str>,
     events: &'a [seedfall_sim::trace::TraceEvent],

@@ -3,17 +3,16 @@
 //!
 //! It says what is new, what still fails and what got fixed: findings (a
 //! finding of failing runs (`finding::Signature`), or a property's never-reached /
-//! never-true verdict) are tracked across reports in `.seedfall/findings.json`
-//! next to the config, each one `new`, `ongoing`, `resolved` or `regressed`.
+//! never-true verdict) are tracked across reports in the findings file
+//! (`seedfall_search::findings_file`), each one `new`, `ongoing`, `resolved`
+//! or `regressed`.
 use crate::output;
+use seedfall_search::finding::{Finding, Findings};
 use seedfall_search::{Project, SweepSummary};
 use seedfall_sim::{Outcome, VTime};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-pub const FINDINGS_VERSION: u32 = 1;
 
 /// The output flags run and explore share.
 #[derive(clap::Args)]
@@ -29,125 +28,34 @@ pub struct Extras {
 pub const SEEDS_SHOWN_MAX: usize = 20;
 const TIMELINE_PAGE: &str = include_str!("../../../extension/media/timeline.html");
 
-/// One failure signature of a sweep, with its shortest failing run.
-pub struct Group {
-    pub signature: String,
-    pub title: String,
-    pub seeds: Vec<u64>,
-    pub count: u64,
-    pub shortest: Outcome,
+/// A finding's shortest run, with its trace (for the timeline), and its
+/// folder.
+pub struct Shortest {
+    pub outcome: Outcome,
     pub folder: Option<PathBuf>,
 }
 
-#[derive(Default)]
-pub struct Groups {
-    pub by_signature: BTreeMap<String, Group>,
-}
-
-impl Groups {
-    /// Adds a failing outcome (which carries its trace).
-    pub fn add(&mut self, o: &Outcome, folder: Option<PathBuf>) {
-        let f = o.failure.as_ref().expect("a failing outcome");
-        // The same findings as the sweep's output (`finding::Signature`).
-        let signature = seedfall_search::finding::Signature::of(f).title();
-        let g = self.by_signature.entry(signature.clone()).or_insert_with(|| Group {
-            signature: signature.clone(),
-            title: signature.clone(),
-            seeds: Vec::new(),
-            count: 0,
-            shortest: o.clone(),
-            folder: folder.clone(),
-        });
-        g.count += 1;
-        if g.seeds.len() < SEEDS_SHOWN_MAX {
-            g.seeds.push(o.seed);
-        }
-        let shorter = f.time_ns < g.shortest.failure.as_ref().map_or(u64::MAX, |s| s.time_ns);
-        if shorter {
-            g.shortest = o.clone();
-            g.folder = folder;
-        }
+/// Keeps `o` (just added to `found`) when it is now its finding's shortest
+/// run: the report shows that run, as the terminal does.
+pub fn note_shortest(found: &Findings, shortest: &mut BTreeMap<String, Shortest>, o: &Outcome, folder: Option<PathBuf>) {
+    let f = o.failure.as_ref().expect("a failing outcome");
+    let id = seedfall_search::finding::Signature::of(f).id();
+    let first = &found.by_id[&id].shortest[0];
+    if (first.seed, first.time_ns, first.steps) == (o.seed, f.time_ns, o.stats.steps) {
+        shortest.insert(id, Shortest { outcome: o.clone(), folder });
     }
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-struct Tracked {
-    status: String,
-    first_seen: String,
-    last_seen: String,
-}
-
-#[derive(Serialize, Deserialize, Default)]
-struct FindingsFile {
-    version: u32,
-    findings: BTreeMap<String, Tracked>,
 }
 
 pub struct Input<'a> {
     pub project: &'a Project,
     pub seeds: String,
     pub summary: &'a SweepSummary,
-    pub groups: &'a Groups,
+    /// The sweep's findings, and each one's shortest run by finding id.
+    pub found: &'a Findings,
+    pub shortest: &'a BTreeMap<String, Shortest>,
     pub table: &'a seedfall_search::properties::PropertyTable,
     /// Growth rows (`run -until-novelty`) or exploration rounds, as JSON.
     pub exploration: Option<Value>,
-}
-
-fn now_label() -> String {
-    // A label for the report, not an input to anything: wall time is fine here.
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    format!("unix time {secs}")
-}
-
-/// Where findings are tracked: under `.seedfall/`, with everything else
-/// seedfall writes, so that nothing it writes is named like a config.
-pub fn findings_path(config_dir: &Path) -> std::path::PathBuf {
-    config_dir.join(".seedfall").join("findings.json")
-}
-
-/// Where versions before 0.2 kept it (read once, then removed).
-const LEGACY_FINDINGS: &str = "seedfall-findings.json";
-
-/// Updates the findings file; returns each current finding's status, and the resolved ones.
-fn track(config_dir: &Path, current: &[String]) -> (BTreeMap<String, String>, Vec<String>) {
-    let path = findings_path(config_dir);
-    let legacy = config_dir.join(LEGACY_FINDINGS);
-    let from = if path.is_file() { path.clone() } else { legacy.clone() };
-    let mut file: FindingsFile = match seedfall_sim::files::read_text(&from, seedfall_sim::files::JSON_BYTES_MAX, "the findings file") {
-        Err(_) => FindingsFile::default(),
-        Ok(t) => serde_json::from_str(&t).unwrap_or_else(|e| {
-            eprintln!("seedfall: {} cannot be read ({e}); findings are tracked afresh", from.display());
-            FindingsFile::default()
-        }),
-    };
-    let stamp = now_label();
-    let mut status = BTreeMap::new();
-    for f in current {
-        let s = match file.findings.get(f).map(|t| t.status.as_str()) {
-            None => "new",
-            Some("resolved") => "regressed",
-            Some(_) => "ongoing",
-        };
-        status.insert(f.clone(), s.to_string());
-        let first = file.findings.get(f).map(|t| t.first_seen.clone()).unwrap_or_else(|| stamp.clone());
-        file.findings.insert(f.clone(), Tracked { status: s.into(), first_seen: first, last_seen: stamp.clone() });
-    }
-    let mut resolved = Vec::new();
-    for (name, t) in file.findings.iter_mut() {
-        if !current.contains(name) && t.status != "resolved" {
-            t.status = "resolved".into();
-            resolved.push(name.clone());
-        }
-    }
-    file.version = FINDINGS_VERSION;
-    match seedfall_search::cache::write_atomic(&path, &serde_json::to_vec_pretty(&file).unwrap()) {
-        Ok(()) if from == legacy => {
-            let _ = std::fs::remove_file(&legacy);
-        }
-        Ok(()) => {}
-        Err(e) => eprintln!("seedfall: cannot write {}: {e}", path.display()),
-    }
-    (status, resolved)
 }
 
 /// Markdown text: no raw HTML, quotes as they are (finding titles quote
@@ -162,23 +70,35 @@ fn esc(s: &str) -> String {
 
 pub fn write(path: &Path, input: &Input) -> Result<(), String> {
     let config = &input.project.program.config;
-    let mut current: Vec<String> = input.groups.by_signature.keys().map(|s| format!("failure {s}")).collect();
+    let mut current: Vec<String> = groups(input).iter().map(|(f, _)| format!("failure {}", f.title)).collect();
     for f in input.table.findings() {
         current.push(match f {
             seedfall_search::properties::Finding::NeverReached { message, .. } => format!("never reached \"{message}\""),
             seedfall_search::properties::Finding::NeverTrue { message, .. } => format!("never true \"{message}\""),
         });
     }
-    let (status, resolved) = track(config.dir(), &current);
+    let (status, resolved) = seedfall_search::findings_file::track(config.dir(), &current);
     let md = path.extension().is_some_and(|e| e == "md");
     let text = if md { markdown(input, &status, &resolved) } else { html(input, &status, &resolved) };
     seedfall_search::cache::write_atomic(path, text.as_bytes()).map_err(|e| format!("cannot write the report {}: {e}", path.display()))
 }
 
-fn commands(input: &Input, g: &Group) -> (String, String) {
+/// The findings with their shortest runs, by title.
+fn groups<'a>(input: &Input<'a>) -> Vec<(&'a Finding, &'a Shortest)> {
+    let mut v: Vec<_> = input.found.by_id.values().filter_map(|f| Some((f, input.shortest.get(&f.id)?))).collect();
+    v.sort_by(|a, b| a.0.title.cmp(&b.0.title));
+    v
+}
+
+/// The seeds a finding lists.
+fn seeds_shown(f: &Finding) -> String {
+    f.seeds.iter().take(SEEDS_SHOWN_MAX).map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn commands(input: &Input, g: &Shortest) -> (String, String) {
     let c = output::relative(&input.project.program.config.path);
     let faults = g.folder.as_ref().map(|f| format!(" -faults {}", output::relative(&f.join("faults.json")))).unwrap_or_default();
-    (format!("seedfall replay -c {c} -seed {}{faults}", g.shortest.seed), format!("seedfall shrink -c {c} -seed {}{faults}", g.shortest.seed))
+    (format!("seedfall replay -c {c} -seed {}{faults}", g.outcome.seed), format!("seedfall shrink -c {c} -seed {}{faults}", g.outcome.seed))
 }
 
 fn markdown(input: &Input, status: &BTreeMap<String, String>, resolved: &[String]) -> String {
@@ -189,15 +109,16 @@ fn markdown(input: &Input, status: &BTreeMap<String, String>, resolved: &[String
         config.name, output::relative(&config.path), input.seeds, s.runs, s.failures, s.seeds_per_second, s.virtual_seconds_per_wall_second
     );
     out.push_str("## Failures\n\n");
-    if input.groups.by_signature.is_empty() {
+    let groups = groups(input);
+    if groups.is_empty() {
         out.push_str("None.\n\n");
     }
-    for g in input.groups.by_signature.values() {
-        let st = status.get(&format!("failure {}", g.signature)).cloned().unwrap_or_default();
+    for (finding, g) in groups {
+        let st = status.get(&format!("failure {}", finding.title)).cloned().unwrap_or_default();
         let (replay, shrink) = commands(input, g);
-        let f = g.shortest.failure.as_ref().unwrap();
-        let durability = g.shortest.model_check.as_ref().map(|m| format!("; {}", output::durability_text(m))).unwrap_or_default();
-        out.push_str(&format!("### [{st}] {}\n\n{} seeds ({}); shortest: seed {} failing at t={}{durability}\n\n```\n{replay}\n{shrink}\n```\n\n", esc_md(&g.title), g.count, g.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), g.shortest.seed, VTime(f.time_ns)));
+        let f = g.outcome.failure.as_ref().unwrap();
+        let durability = g.outcome.model_check.as_ref().map(|m| format!("; {}", output::durability_text(m))).unwrap_or_default();
+        out.push_str(&format!("### [{st}] {}\n\n{} seeds ({}); shortest: seed {} failing at t={}{durability}\n\n```\n{replay}\n{shrink}\n```\n\n", esc_md(&finding.title), finding.count, seeds_shown(finding), g.outcome.seed, VTime(f.time_ns)));
     }
     if !resolved.is_empty() {
         out.push_str("## Resolved since the last report\n\n");
@@ -241,19 +162,20 @@ fn html(input: &Input, status: &BTreeMap<String, String>, resolved: &[String]) -
         esc(&config.name), esc(&output::relative(&config.path)), esc(&input.seeds), s.runs, s.failures, s.seeds_per_second, s.virtual_seconds_per_wall_second
     );
     body.push_str("<h2>Failures</h2>");
-    if input.groups.by_signature.is_empty() {
+    let groups = groups(input);
+    if groups.is_empty() {
         body.push_str("<p class=\"none\">None.</p>");
     }
-    for g in input.groups.by_signature.values() {
-        let st = status.get(&format!("failure {}", g.signature)).cloned().unwrap_or_default();
+    for (finding, g) in groups {
+        let st = status.get(&format!("failure {}", finding.title)).cloned().unwrap_or_default();
         let (replay, shrink) = commands(input, g);
-        let f = g.shortest.failure.as_ref().unwrap();
-        let timeline = TIMELINE_PAGE.replace("/*SEEDFALL_DATA*/null", &serde_json::to_string(&json!({ "title": format!("seed {}", g.shortest.seed), "events": g.shortest.trace })).unwrap().replace('<', "\\u003c"));
+        let f = g.outcome.failure.as_ref().unwrap();
+        let timeline = TIMELINE_PAGE.replace("/*SEEDFALL_DATA*/null", &serde_json::to_string(&json!({ "title": format!("seed {}", g.outcome.seed), "events": g.outcome.trace })).unwrap().replace('<', "\\u003c"));
         body.push_str(&format!(
             "<section class=\"failure\"><h3><span class=\"status {st}\">{st}</span> {}</h3><p>{} seed{} ({}); shortest: seed {} failing at t={}{}{}</p><pre>{}\n{}</pre><iframe class=\"timeline\" sandbox=\"allow-scripts\" srcdoc=\"{}\"></iframe></section>",
-            esc(&g.title), g.count, if g.count == 1 { "" } else { "s" }, g.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), g.shortest.seed, VTime(f.time_ns),
+            esc(&finding.title), finding.count, if finding.count == 1 { "" } else { "s" }, seeds_shown(finding), g.outcome.seed, VTime(f.time_ns),
             output::display_location(input.project, f).map(|l| format!(" at <code>{}</code>", esc(&l))).unwrap_or_default(),
-            g.shortest.model_check.as_ref().map(|m| format!("; {}", esc(&output::durability_text(m)))).unwrap_or_default(),
+            g.outcome.model_check.as_ref().map(|m| format!("; {}", esc(&output::durability_text(m)))).unwrap_or_default(),
             esc(&replay), esc(&shrink), esc(&timeline)
         ));
     }

@@ -1,9 +1,11 @@
 //! `seedfall run`: sweep a seed range.
-use crate::{load, output};
+use crate::{load, output, sweep_report};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use seedfall_search::session::SweepSession;
+use seedfall_search::shard_result::{self, ShardBlock};
+use seedfall_search::sweep_result::{Block, Place, SweepResult};
 use seedfall_search::{SeedRange, SweepOptions};
-use seedfall_sim::Verdict;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -169,7 +171,7 @@ pub fn main(a: RunArgs) -> i32 {
         None => from,
     };
     let header = format!("seedfall run: {} ({n} node instance{}), seeds {seeds}{from}", config.name, if n == 1 { "" } else { "s" });
-    let mut report = crate::sweep_report::Report {
+    let facts = SweepResult {
         config: output::relative(&config.path),
         name: config.name.clone(),
         seeds: seeds.to_string(),
@@ -187,16 +189,16 @@ pub fn main(a: RunArgs) -> i32 {
         summary: Default::default(),
         hashes: a.hashes.then(Vec::new),
         pruned: 0,
-        index: output::relative(&seedfall_search::kept::index_path(config)),
+        index: seedfall_search::kept::index_path(config),
     };
     if text {
-        print!("{}", report.pins_text());
-        for s in &report.pins.skipped {
+        print!("{}", sweep_report::pins_text(&facts));
+        for s in &facts.pins.skipped {
             eprintln!("seedfall: skipped a pin: {}", output::relative_prefix(s));
         }
         match shard {
-            Some(s) => println!("{} (shard {s}: {} of them), {jobs} worker{}", report.header, seeds.len(), if jobs == 1 { "" } else { "s" }),
-            None => print!("{}", report.header_line()),
+            Some(s) => println!("{} (shard {s}: {} of them), {jobs} worker{}", facts.header, seeds.len(), if jobs == 1 { "" } else { "s" }),
+            None => print!("{}", sweep_report::header_line(&facts)),
         }
     }
     let bar = if std::io::stderr().is_terminal() && text {
@@ -221,58 +223,35 @@ pub fn main(a: RunArgs) -> i32 {
     }
     let stop = AtomicBool::new(false);
     let mut done = 0u64;
-    let mut groups = crate::report::Groups::default();
-    let mut failed_runs = Vec::new();
+    // With -report: each finding's shortest run, with its trace.
+    let mut shortest = std::collections::BTreeMap::new();
     let novelty = a.until_novelty.map(|rounds| seedfall_search::sweep::Novelty { rounds, batch: a.batch });
     let sampler = profile_file.as_ref().map(|_| crate::guest_profile::Sampler::start(project.program.engine()));
     let guest_profile = sampler.as_ref().map(|s| s.profile.clone());
+    // A -from or -faults run of seed N passing says nothing of seed N's own
+    // run.
+    let independent = prefix.is_none() && faults.is_none();
     let options = SweepOptions { seeds, jobs, profile: a.profile.is_some(), mutation: None, novelty, prefix, faults, guest_profile };
-    let r = &mut report;
-    // Folders this sweep writes are its own until it ends: another sweep of
-    // this config, beside it, leaves them alone (kept.rs).
-    let started = std::time::SystemTime::now();
-    let mut claim = shard.is_none().then(|| seedfall_search::kept::Claim::new(config));
-    // Folders this sweep finds it no longer needs (a seed that passes now,
-    // a run a shorter one displaced) go only after the index is rewritten:
-    // a sweep killed before its end must not leave the index naming
-    // folders it removed.
-    let had_folders = seedfall_search::artifacts::seeds_with_folders(config);
-    let mut passing_with_folders = std::collections::BTreeSet::new();
-    let mut displaced: Vec<(u64, seedfall_search::finding::Signature)> = Vec::new();
+    let mut session = SweepSession::for_runs(config, facts, shard.is_some(), independent);
     let summary = seedfall_search::sweep(&project.program, &options, snapshots.as_ref(), &stop, |outcome| {
         bar.inc(1);
         done += 1;
         if a.progress {
             eprintln!("progress {done} {}", seeds.len());
         }
-        r.table.add(outcome);
-        // A -from or -faults run of seed N passing says nothing of seed N's
-        // own run. (The outcome's schedule always lists the faults applied,
-        // so the sweep's options say whether they were given.)
-        if outcome.verdict == Verdict::Pass && outcome.schedule.prefix.is_none() && options.faults.is_none() && had_folders.contains(&outcome.seed) {
-            passing_with_folders.insert(outcome.seed);
-            seedfall_search::artifacts::kill_point("passed");
-        }
-        if let Some(h) = &mut r.hashes {
+        let added = session.add(outcome);
+        if let Some(h) = &mut session.result.hashes {
             h.push((outcome.seed, format!("{:016x}", outcome.trace_hash)));
         }
-        if outcome.verdict != Verdict::Fail {
-            return;
-        }
+        let Some(added) = added else { return };
         let failure = outcome.failure.as_ref().expect("a failing run");
-        r.failed_seeds.push(outcome.seed);
-        if shard.is_some() {
-            failed_runs.push(crate::sharded::FailedRun { seed: outcome.seed, steps: outcome.stats.steps, failure: failure.clone() });
-        }
-        let added = r.found.add(outcome);
+        let r = &session.result;
         bar.set_message(format!("{} failed, {} finding{}", r.failed_seeds.len(), r.found.by_id.len(), if r.found.by_id.len() == 1 { "" } else { "s" }));
         // Only the shortest runs of each finding get a folder.
         let folder = if added.keep {
             match a.resources.write_failure(&project, outcome) {
                 Ok(f) => {
-                    if let Some(c) = &mut claim {
-                        c.add(&f);
-                    }
+                    session.kept_folder(&f);
                     Some(f)
                 }
                 Err(e) => {
@@ -283,45 +262,28 @@ pub fn main(a: RunArgs) -> i32 {
         } else {
             None
         };
-        let signature = seedfall_search::finding::Signature::of(failure);
-        if let Some(seed) = added.evicted {
-            displaced.push((seed, signature.clone()));
-        }
+        let r = &mut session.result;
         if a.extras.report.is_some() {
-            groups.add(outcome, folder.clone());
+            crate::report::note_shortest(&r.found, &mut shortest, outcome, folder.clone());
         }
         let mut f = output::failure_json(&project, outcome);
         f.folder = folder.as_ref().map(|p| output::relative(p));
         r.failures.push(f);
-        if r.found.by_id[&signature.id()].shortest[0].seed == outcome.seed {
+        let id = seedfall_search::finding::Signature::of(failure).id();
+        if r.found.by_id[&id].shortest[0].seed == outcome.seed {
             let place = output::display_location(&project, failure).unwrap_or_default();
-            let block = crate::sweep_report::Block { seed: outcome.seed, text: output::failure_block(&project, outcome), folder: folder.as_ref().map(|p| output::relative(p)), place };
-            r.blocks.insert(signature.id(), block);
+            let block = Block { seed: outcome.seed, text: output::failure_block(&project, outcome), folder: folder.as_ref().map(|p| output::relative(p)), place };
+            r.blocks.insert(id, block);
         }
     });
     bar.finish_and_clear();
     crate::snapshots::say(snapshots.as_ref());
     drop(snapshots);
-    for t in report.table.by_message.values() {
+    for t in session.result.table.by_message.values() {
         let source = seedfall_search::properties::tally_source(&project, t).map(|s| s.recorded(config));
-        report.places.insert(t.message.clone(), crate::sweep_report::Place { text: output::tally_location(&project, t), source });
+        session.result.places.insert(t.message.clone(), Place { text: output::tally_location(&project, t), source });
     }
-    report.summary = summary;
-    // A shard leaves the failures folder to the merge: other shards' folders
-    // may share it, and only the merge knows which runs are the shortest.
-    if shard.is_none() {
-        let spare = |seed: u64, _: &str| passing_with_folders.contains(&seed);
-        report.pruned = seedfall_search::kept::settle(config, &report.seeds, report.summary.runs, report.summary.failures, &report.found, started, &spare);
-    }
-    for seed in passing_with_folders {
-        seedfall_search::artifacts::clear_passing(config, seed);
-    }
-    for (seed, signature) in displaced {
-        seedfall_search::kept::remove(config, seed, &signature);
-    }
-    drop(claim);
-    // A failure whose folder a shorter run displaced has none.
-    crate::sweep_report::drop_gone_folders(&mut report);
+    let (report, failed_runs) = session.finish(summary);
     if let (Some(p), Some(path)) = (profile, a.extras.cpuprofile.as_deref()) {
         p.finish(path);
     }
@@ -333,30 +295,27 @@ pub fn main(a: RunArgs) -> i32 {
     if let Some(path) = &a.extras.report {
         let summary = &report.summary;
         let exploration = summary.stop_reason.as_ref().map(|stop| serde_json::json!({ "rows": summary.growth, "stop": stop }));
-        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary, groups: &groups, table: &report.table, exploration };
+        let input = crate::report::Input { project: &project, seeds: seeds.to_string(), summary, found: &report.found, shortest: &shortest, table: &report.table, exploration };
         match crate::report::write(path, &input) {
             Ok(()) => eprintln!("seedfall: report written to {}", output::relative(path)),
             Err(e) => eprintln!("seedfall: {e}"),
         }
     }
-    if shard.is_none() {
-        crate::sweep_report::save_last_run(config, &report);
-    }
     let mut code = report.exit_code(a.fail_on_pinned);
-    let block = shard.filter(|_| a.out.json.is_some()).map(|s| crate::sharded::ShardBlock {
+    let block = shard.filter(|_| a.out.json.is_some()).map(|s| ShardBlock {
         header: report.header.clone(),
         keep: report.keep,
         pins_replayed: s.index == 1,
-        runs: std::mem::take(&mut failed_runs),
+        runs: failed_runs,
         blocks: report.blocks.clone(),
         places: report.places.clone(),
-        ..crate::sharded::ShardBlock::new(s, crate::sharded::identity("run", &project, run_options_line(&a, &seeds)), seeds.len(), &report.name)
+        ..ShardBlock::new(s, shard_result::identity("run", &project, run_options_line(&a, &seeds)), seeds.len(), &report.name)
     });
-    if !report.write_outputs(a.out.json.as_deref(), block, a.junit.as_deref(), a.fail_on_pinned) {
+    if !sweep_report::write_outputs(&report, a.out.json.as_deref(), block, a.junit.as_deref(), a.fail_on_pinned) {
         code = 2;
     }
     if text {
-        print!("{}", report.results_text(a.fail_on_pinned));
+        print!("{}", sweep_report::results_text(&report, a.fail_on_pinned));
         if let Some(note) = never_finished(config, &report.summary) {
             eprintln!("seedfall: note: {note}");
         }

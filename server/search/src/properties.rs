@@ -69,6 +69,24 @@ impl PropertyTable {
         }
     }
 
+    /// Adds another table's tally of a property (a shard's, in a merge).
+    pub fn add_tally(&mut self, t: PropertyTally) {
+        match self.by_message.get_mut(&t.message) {
+            Some(m) => {
+                m.runs_hit += t.runs_hit;
+                m.runs_true += t.runs_true;
+                m.runs_false += t.runs_false;
+                m.in_catalog |= t.in_catalog;
+                if m.location.is_none() {
+                    m.location = t.location;
+                }
+            }
+            None => {
+                self.by_message.insert(t.message.clone(), t);
+            }
+        }
+    }
+
     /// What fails the sweep as a whole, in message order.
     pub fn findings(&self) -> Vec<Finding> {
         let mut out = Vec::new();

@@ -123,6 +123,43 @@ pub struct SweepSummary {
     pub stop_reason: Option<String>,
 }
 
+impl SweepSummary {
+    /// Counts one run.
+    pub fn add_outcome(&mut self, outcome: &Outcome) {
+        self.runs += 1;
+        self.failures += u64::from(outcome.verdict == Verdict::Fail);
+        self.virtual_ns += outcome.stats.virtual_ns;
+        self.steps += outcome.stats.steps;
+        self.run_real_ns += outcome.stats.real_ns;
+        self.instantiate_ns += outcome.stats.instantiate_ns;
+        self.host_ns += outcome.stats.host_ns;
+        self.host_calls += outcome.stats.host_calls;
+        self.ended_at_duration += u64::from(outcome.end == seedfall_sim::outcome::EndReason::Duration);
+    }
+
+    /// Adds one shard's totals. Shards run side by side: the merged wall
+    /// time is the longest shard's, and rates are over it.
+    pub fn add(&mut self, s: &SweepSummary) {
+        self.runs += s.runs;
+        self.failures += s.failures;
+        self.wall_ns = self.wall_ns.max(s.wall_ns);
+        self.virtual_ns += s.virtual_ns;
+        self.steps += s.steps;
+        self.run_real_ns += s.run_real_ns;
+        self.instantiate_ns += s.instantiate_ns;
+        self.host_ns += s.host_ns;
+        self.host_calls += s.host_calls;
+        self.ended_at_duration += s.ended_at_duration;
+    }
+
+    /// The rates, over the wall time.
+    pub fn finish_rates(&mut self) {
+        let wall_s = self.wall_ns.max(1) as f64 / 1e9;
+        self.seeds_per_second = self.runs as f64 / wall_s;
+        self.virtual_seconds_per_wall_second = self.virtual_ns as f64 / 1e9 / wall_s;
+    }
+}
+
 /// Runs the seeds; `on_outcome` sees each outcome in seed order. Traces of
 /// passing runs are dropped on the worker to keep memory flat.
 ///
@@ -167,15 +204,7 @@ pub fn sweep(program: &Program, options: &SweepOptions, snapshots: Option<&crate
             if options.novelty.is_some() && !growth.add(&outcome).is_empty() {
                 found_new = true;
             }
-            summary.runs += 1;
-            summary.failures += u64::from(outcome.verdict == Verdict::Fail);
-            summary.virtual_ns += outcome.stats.virtual_ns;
-            summary.steps += outcome.stats.steps;
-            summary.run_real_ns += outcome.stats.real_ns;
-            summary.instantiate_ns += outcome.stats.instantiate_ns;
-            summary.host_ns += outcome.stats.host_ns;
-            summary.host_calls += outcome.stats.host_calls;
-            summary.ended_at_duration += u64::from(outcome.end == seedfall_sim::outcome::EndReason::Duration);
+            summary.add_outcome(&outcome);
             on_outcome(&outcome);
         },
         );
@@ -204,8 +233,6 @@ pub fn sweep(program: &Program, options: &SweepOptions, snapshots: Option<&crate
         summary.stop_reason = Some("seed range finished".into());
     }
     summary.wall_ns = started.elapsed().as_nanos().max(1) as u64;
-    let wall_s = summary.wall_ns as f64 / 1e9;
-    summary.seeds_per_second = summary.runs as f64 / wall_s;
-    summary.virtual_seconds_per_wall_second = summary.virtual_ns as f64 / 1e9 / wall_s;
+    summary.finish_rates();
     summary
 }
