@@ -150,7 +150,7 @@ fn cache(config: &Path) -> Check {
             // Temporary names of a process that died mid-write (a live
             // one's is work in progress: another sweep is building).
             let owner = seedfall_search::cache::tmp_owner(&e.file_name().to_string_lossy());
-            if owner.is_some_and(|pid| !seedfall_search::artifacts::process_alive(pid)) {
+            if owner.is_some_and(|pid| !seedfall_search::cache::process_alive(pid)) {
                 leftovers.push(e.path());
             }
         }

@@ -312,11 +312,6 @@ fn folder_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir).map_or(0, |es| es.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
 }
 
-/// Whether process `pid` is alive (Linux: its /proc entry).
-pub fn process_alive(pid: u32) -> bool {
-    Path::new("/proc").join(pid.to_string()).exists() || !Path::new("/proc/self").exists()
-}
-
 /// Keeps the failure folders of `config` within `budget` bytes. Folders of
 /// a failure (signature) kept more than once go first, oldest first; then
 /// the oldest of the rest. `keep` (the folder just written) always stays.
@@ -334,7 +329,7 @@ pub fn prune(config: &Config, budget: u64, keep: &Path) -> Pruned {
             // a swap the one it replaced), .old-<name>-<pid>-<counter> (one
             // set aside without a swap)
             let pid = rest.rsplitn(3, '-').nth(1).and_then(|p| p.parse::<u32>().ok());
-            if pid.is_some_and(|p| p != std::process::id() && !process_alive(p)) && std::fs::remove_dir_all(e.path()).is_ok() {
+            if pid.is_some_and(|p| p != std::process::id() && !crate::cache::process_alive(p)) && std::fs::remove_dir_all(e.path()).is_ok() {
                 pruned.stale_tmp += 1;
             }
             continue;

@@ -126,7 +126,7 @@ pub fn clear_stale_tmp(dir: &Path) -> usize {
     for e in entries.flatten().take(LEFTOVERS_SCAN_MAX) {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = tmp_owner(&name) else { continue };
-        if pid != std::process::id() && !crate::artifacts::process_alive(pid) && e.file_type().is_ok_and(|t| t.is_file()) && std::fs::remove_file(e.path()).is_ok() {
+        if pid != std::process::id() && !process_alive(pid) && e.file_type().is_ok_and(|t| t.is_file()) && std::fs::remove_file(e.path()).is_ok() {
             removed += 1;
         }
     }
@@ -141,6 +141,11 @@ pub fn hash_hex(parts: &[&[u8]]) -> String {
         h.write(p);
     }
     format!("{:016x}", h.value())
+}
+
+/// Whether process `pid` is alive (Linux: its /proc entry).
+pub fn process_alive(pid: u32) -> bool {
+    Path::new("/proc").join(pid.to_string()).exists() || !Path::new("/proc/self").exists()
 }
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ impl Claim {
             if pid == std::process::id() {
                 continue;
             }
-            if !crate::artifacts::process_alive(pid) {
+            if !crate::cache::process_alive(pid) {
                 let _ = std::fs::remove_file(e.path());
                 continue;
             }

@@ -92,8 +92,11 @@ pub struct SweepResult {
     pub index: std::path::PathBuf,
 }
 
+/// The `-json` document. `S` is a shard's block (`shard_result::ShardBlock`,
+/// which reads this document back); it is a parameter so that these facts
+/// do not depend on the shard format built on them.
 #[derive(Serialize)]
-pub struct RunJson<'a> {
+pub struct RunJson<'a, S: Serialize> {
     pub version: u32,
     /// seedfall's version (its build is in a shard's identity).
     pub seedfall: String,
@@ -119,12 +122,12 @@ pub struct RunJson<'a> {
     pub totals: &'a SweepSummary,
     /// In a shard's result only: what `seedfall merge` needs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::shard_result::ShardBlock>,
+    pub shard: Option<S>,
 }
 
 impl SweepResult {
     /// The `-json` document, with `shard` in a shard's result.
-    pub fn json(&self, shard: Option<crate::shard_result::ShardBlock>) -> RunJson<'_> {
+    pub fn json<S: Serialize>(&self, shard: Option<S>) -> RunJson<'_, S> {
         let s = &self.summary;
         RunJson {
             version: RUN_JSON_VERSION,
