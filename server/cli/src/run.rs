@@ -243,7 +243,7 @@ pub fn main(a: RunArgs) -> i32 {
         bar.inc(1);
         done += 1;
         if a.progress {
-            eprintln!("progress {done} {}", seeds.len());
+            seedfall_lsp::progress::write_progress(done, seeds.len() as u64);
         }
         r.table.add(outcome);
         // A -from or -faults run of seed N passing says nothing of seed N's

@@ -1,14 +1,20 @@
-//! seedfall-lsp: the daemon behind editors (`seedfall lsp`): LSP over stdio.
+//! seedfall-lsp: the daemons, the long-lived processes that drive the
+//! `seedfall` binary for a client: the one behind editors (`seedfall lsp`,
+//! LSP over stdio) and the one behind AI agents (`seedfall mcp`, MCP over
+//! stdio, in `mcp`). Both run their work through `jobs` and read its
+//! progress through `progress`.
 //!
-//! It finds every seedfall config in the workspace, watches configs,
-//! failure folders, sweep results, the corpus, pins and guest sources, and
-//! shows failures as diagnostics at the property that broke, results and
-//! actions as code lenses, and runs sweeps, explorations and the failure
-//! tools in the background with progress and cancel.
+//! The LSP server finds every seedfall config in the workspace, watches
+//! configs, failure folders, sweep results, the corpus, pins and guest
+//! sources, and shows failures as diagnostics at the property that broke,
+//! results and actions as code lenses, and runs sweeps, explorations and the
+//! failure tools in the background with progress and cancel.
 //!
 //! Architecture invariants:
 //! - this crate never touches wasmtime: engine work runs in `seedfall`
 //!   child processes (`jobs`), which write the same artifacts as the CLI;
+//!   what a child reports along the way is the line protocol of `progress`,
+//!   whose writer the binary calls and whose parser `jobs` calls;
 //! - no handler waits on the client: what changes the view goes through
 //!   `refresh`, the one task that publishes, and server-to-client requests
 //!   are sent only to clients that declared them and are never awaited
@@ -23,6 +29,8 @@ pub mod diagnostics;
 pub mod jobs;
 pub mod jsonpath;
 pub mod lenses;
+pub mod mcp;
+pub mod progress;
 pub mod protocol;
 pub mod refresh;
 pub mod server;
