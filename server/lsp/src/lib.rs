@@ -45,15 +45,21 @@ use tower_lsp_server::{LspService, Server};
 /// from memory, so the rest are always free for them.
 const CONCURRENT_REQUESTS_MAX: usize = jobs::JOBS_MAX + 8;
 
+/// The runtime both daemons serve on; None, having said why on stderr,
+/// when it cannot start.
+fn runtime(daemon: &str) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("seedfall {daemon}: cannot start: {e}");
+            None
+        }
+    }
+}
+
 /// Serves LSP on stdin/stdout until the client exits.
 pub fn serve_stdio() -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("seedfall lsp: cannot start: {e}");
-            return 2;
-        }
-    };
+    let Some(runtime) = runtime("lsp") else { return 2 };
     let jobs = std::sync::Arc::new(jobs::Jobs::default());
     let shut_down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (backend_jobs, backend_shut_down) = (jobs.clone(), shut_down.clone());

@@ -305,13 +305,7 @@ fn cause_summary(v: &Value) -> String {
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub fn serve_stdio() -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("seedfall mcp: cannot start: {e}");
-            return 2;
-        }
-    };
+    let Some(runtime) = crate::runtime("mcp") else { return 2 };
     runtime.block_on(async {
         let (transport, writer) = gate::start();
         match Seedfall::default().serve(transport).await {
