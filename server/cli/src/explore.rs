@@ -226,7 +226,7 @@ pub fn main(a: ExploreArgs) -> i32 {
     let start = || started.get_or_init(|| crate::snapshots::start(&a.snapshots, &a.config, &a.resources, edges.as_ref().unwrap_or(&project), edges_on)).as_ref();
     let result = explore(explored, confirm, &opts, a.snapshots.on().then_some(&start), &stop, &mut |r| {
         if events {
-            eprintln!("round {}", serde_json::to_string(r).unwrap());
+            seedfall_lsp::progress::write_round(r);
         }
         if json {
             return;

@@ -142,7 +142,7 @@ mod tests {
     #[test]
     fn every_kind_is_in_the_help_of_the_cli_and_of_the_mcp_tool() {
         let words = |text: &str| -> Vec<String> { text.split(|c: char| !c.is_ascii_alphanumeric()).map(str::to_string).collect() };
-        let mcp = serde_json::to_string(&schemars::schema_for!(crate::mcp::InspectParams)).unwrap();
+        let mcp = serde_json::to_string(&schemars::schema_for!(seedfall_lsp::mcp::InspectParams)).unwrap();
         let (help_words, mcp_words) = (words(&kind_help()), words(&mcp));
         for k in KINDS {
             assert!(help_words.iter().any(|w| w == k), "{k} not in {}", kind_help());

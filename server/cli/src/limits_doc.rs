@@ -143,7 +143,7 @@ fn statements() -> Vec<String> {
         format!("runs at most {} jobs at once", seedfall_lsp::jobs::JOBS_MAX),
         format!("looks at {} configs of a workspace and {} failure folders of each", seedfall_lsp::state::CONFIGS_MAX, seedfall_lsp::state::FAILURES_MAX),
         // The MCP server.
-        format!("a request line over {} with `-32700`", size(crate::mcp_gate::LINE_BYTES_MAX)),
+        format!("a request line over {} with `-32700`", size(seedfall_lsp::mcp::gate::LINE_BYTES_MAX)),
     ]
 }
 

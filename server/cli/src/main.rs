@@ -15,11 +15,9 @@ mod launch;
 #[cfg(test)]
 mod limits_doc;
 mod load;
-mod mcp;
 mod merge;
 mod merge_explore;
 mod merge_mutate;
-mod mcp_gate;
 mod mutate;
 mod pin;
 mod guest_profile;
@@ -132,7 +130,7 @@ fn main() {
         Command::Init(a) => init::main(a),
         Command::Doctor(a) => doctor::main(a),
         Command::Lsp(_) => seedfall_lsp::serve_stdio(),
-        Command::Mcp => mcp::main(),
+        Command::Mcp => seedfall_lsp::mcp::serve_stdio(),
         Command::SnapshotRunner(a) => snapshots::runner_main(a),
     };
     std::process::exit(code);

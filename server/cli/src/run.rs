@@ -237,7 +237,7 @@ pub fn main(a: RunArgs) -> i32 {
         bar.inc(1);
         done += 1;
         if a.progress {
-            eprintln!("progress {done} {}", seeds.len());
+            seedfall_lsp::progress::write_progress(done, seeds.len() as u64);
         }
         let added = session.add(outcome);
         if let Some(h) = &mut session.result.hashes {

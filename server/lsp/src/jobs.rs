@@ -1,9 +1,10 @@
 //! Background work: every command runs the `seedfall` binary as a child
 //! process (so the CLI and the editor write the same artifacts, and a guest
 //! that brings the engine down cannot bring the daemon down), reporting
-//! `$/progress` from the child's progress lines and cancelled by killing it.
+//! `$/progress` from the child's progress lines (`progress`) and cancelled
+//! by killing it.
+use crate::progress::{self, Event, Line};
 use dashmap::DashMap;
-use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,12 +26,6 @@ pub struct Job {
 pub struct Jobs {
     pub running: DashMap<String, Job>,
     seq: AtomicU64,
-}
-
-/// What the child said along the way.
-pub enum Event {
-    Progress { done: u64, total: u64 },
-    Round(Value),
 }
 
 pub struct Output {
@@ -102,21 +97,14 @@ impl Jobs {
         loop {
             tokio::select! {
                 line = lines.next_line() => match line {
-                    Ok(Some(l)) => {
-                        if let Some(rest) = l.strip_prefix("progress ") {
-                            let mut it = rest.split_whitespace().filter_map(|x| x.parse().ok());
-                            if let (Some(done), Some(total)) = (it.next(), it.next()) {
-                                on_event(Event::Progress { done, total });
-                            }
-                        } else if let Some(rest) = l.strip_prefix("round ") {
-                            if let Ok(v) = serde_json::from_str(rest) {
-                                on_event(Event::Round(v));
-                            }
-                        } else if err_text.len() < 64 << 10 {
+                    Ok(Some(l)) => match progress::parse(&l) {
+                        Line::Event(e) => on_event(e),
+                        Line::Text if err_text.len() < 64 << 10 => {
                             err_text.push_str(&l);
                             err_text.push('\n');
                         }
-                    }
+                        Line::Garbled | Line::Text => {}
+                    },
                     _ => break,
                 },
                 _ = &mut kill_rx, if !cancelled => {

@@ -1,14 +1,20 @@
-//! seedfall-lsp: the daemon behind editors (`seedfall lsp`): LSP over stdio.
+//! seedfall-lsp: the daemons, the long-lived processes that drive the
+//! `seedfall` binary for a client: the one behind editors (`seedfall lsp`,
+//! LSP over stdio) and the one behind AI agents (`seedfall mcp`, MCP over
+//! stdio, in `mcp`). Both run their work through `jobs` and read its
+//! progress through `progress`.
 //!
-//! It finds every seedfall config in the workspace, watches configs,
-//! failure folders, sweep results, the corpus, pins and guest sources, and
-//! shows failures as diagnostics at the property that broke, results and
-//! actions as code lenses, and runs sweeps, explorations and the failure
-//! tools in the background with progress and cancel.
+//! The LSP server finds every seedfall config in the workspace, watches
+//! configs, failure folders, sweep results, the corpus, pins and guest
+//! sources, and shows failures as diagnostics at the property that broke,
+//! results and actions as code lenses, and runs sweeps, explorations and the
+//! failure tools in the background with progress and cancel.
 //!
 //! Architecture invariants:
 //! - this crate never touches wasmtime: engine work runs in `seedfall`
 //!   child processes (`jobs`), which write the same artifacts as the CLI;
+//!   what a child reports along the way is the line protocol of `progress`,
+//!   whose writer the binary calls and whose parser `jobs` calls;
 //! - no handler waits on the client: what changes the view goes through
 //!   `refresh`, the one task that publishes, and server-to-client requests
 //!   are sent only to clients that declared them and are never awaited
@@ -23,6 +29,8 @@ pub mod diagnostics;
 pub mod jobs;
 pub mod jsonpath;
 pub mod lenses;
+pub mod mcp;
+pub mod progress;
 pub mod protocol;
 pub mod refresh;
 pub mod server;
@@ -37,15 +45,21 @@ use tower_lsp_server::{LspService, Server};
 /// from memory, so the rest are always free for them.
 const CONCURRENT_REQUESTS_MAX: usize = jobs::JOBS_MAX + 8;
 
+/// The runtime both daemons serve on; None, having said why on stderr,
+/// when it cannot start.
+fn runtime(daemon: &str) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("seedfall {daemon}: cannot start: {e}");
+            None
+        }
+    }
+}
+
 /// Serves LSP on stdin/stdout until the client exits.
 pub fn serve_stdio() -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("seedfall lsp: cannot start: {e}");
-            return 2;
-        }
-    };
+    let Some(runtime) = runtime("lsp") else { return 2 };
     let jobs = std::sync::Arc::new(jobs::Jobs::default());
     let shut_down = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (backend_jobs, backend_shut_down) = (jobs.clone(), shut_down.clone());

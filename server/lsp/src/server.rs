@@ -3,7 +3,8 @@
 //! published by `refresh`; long work runs in `jobs` (child processes); file
 //! changes arrive through `watch`.
 use crate::commands::{self, COMMANDS};
-use crate::jobs::{Event, Jobs, JOBS_MAX};
+use crate::jobs::{Jobs, JOBS_MAX};
+use crate::progress::Event;
 use crate::protocol::*;
 use crate::refresh::{self, ClientCaps, Inbox, LensCache};
 use crate::state::State;

@@ -5,12 +5,15 @@
 //! progress when the client asks for it, and kills the child when the call
 //! is cancelled. A tool that fails (a bad config, a seed that passes when a
 //! failure was expected) is a tool error; the server keeps serving.
+pub mod gate;
+
+use crate::jobs::Jobs;
+use crate::progress::Event;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer, ServiceExt};
 use schemars::JsonSchema;
-use seedfall_lsp::jobs::{Event, Jobs};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -300,16 +303,11 @@ fn cause_summary(v: &Value) -> String {
     format!("{faults}; {window}")
 }
 
-pub fn main() -> i32 {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("seedfall mcp: cannot start: {e}");
-            return 2;
-        }
-    };
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub fn serve_stdio() -> i32 {
+    let Some(runtime) = crate::runtime("mcp") else { return 2 };
     runtime.block_on(async {
-        let (transport, writer) = crate::mcp_gate::start();
+        let (transport, writer) = gate::start();
         match Seedfall::default().serve(transport).await {
             Ok(service) => {
                 let _ = service.waiting().await;
