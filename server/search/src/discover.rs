@@ -115,11 +115,7 @@ pub fn go_programs(dir: &Path, config_dir: &Path) -> Result<(Vec<FoundProgram>, 
     // linux`) is not there for wasip1 at all: the caller says so rather
     // than leave it out without a word.
     let mut host_only = Vec::new();
-    for (pkg_dir, import) in host_main_packages(dir)
-        .into_iter()
-        .filter(|(d, _)| !found.contains(d))
-        .take(PROGRAMS_MAX)
-    {
+    for (pkg_dir, import) in host_main_packages(dir).into_iter().filter(|(d, _)| !found.contains(d)).take(PROGRAMS_MAX) {
         let package = match pkg_dir.strip_prefix(&module_root) {
             Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
             Ok(r) => format!("./{}", r.display()),
@@ -134,13 +130,7 @@ pub fn go_programs(dir: &Path, config_dir: &Path) -> Result<(Vec<FoundProgram>, 
 /// import path); nothing when it fails: this only adds a warning.
 fn host_main_packages(dir: &Path) -> Vec<(PathBuf, String)> {
     let Ok(out) = Command::new("go")
-        .args([
-            "list",
-            "-e",
-            "-f",
-            "{{.Name}}\t{{.Dir}}\t{{.ImportPath}}",
-            "./...",
-        ])
+        .args(["list", "-e", "-f", "{{.Name}}\t{{.Dir}}\t{{.ImportPath}}", "./..."])
         .current_dir(dir)
         .env_remove("GOOS")
         .env_remove("GOARCH")
@@ -176,16 +166,7 @@ pub fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<FoundProgram>
     // The package in -dir (a workspace lists its members too); in a
     // virtual workspace (a Cargo.toml with no package) every member,
     // built from the workspace with `-p`.
-    let here: Vec<&Value> = packages
-        .iter()
-        .copied()
-        .filter(|pkg| {
-            pkg["manifest_path"]
-                .as_str()
-                .and_then(|p| std::fs::canonicalize(p).ok())
-                == manifest
-        })
-        .collect();
+    let here: Vec<&Value> = packages.iter().copied().filter(|pkg| pkg["manifest_path"].as_str().and_then(|p| std::fs::canonicalize(p).ok()) == manifest).collect();
     let workspace = here.is_empty();
     let mut programs = Vec::new();
     for pkg in if workspace { packages } else { here } {
@@ -197,21 +178,10 @@ pub fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<FoundProgram>
             let mut recipe = Map::new();
             recipe.insert("dir".into(), json!(recipe_dir(dir, config_dir)));
             if workspace {
-                recipe.insert(
-                    "package".into(),
-                    json!(pkg["name"].as_str().unwrap_or_default()),
-                );
+                recipe.insert("package".into(), json!(pkg["name"].as_str().unwrap_or_default()));
             }
             recipe.insert("bin".into(), json!(bin));
-            let mut why = vec![format!(
-                "The binary {bin} of {}{}.",
-                pkg["name"].as_str().unwrap_or(""),
-                if workspace {
-                    ", a member of the workspace"
-                } else {
-                    ""
-                }
-            )];
+            let mut why = vec![format!("The binary {bin} of {}{}.", pkg["name"].as_str().unwrap_or(""), if workspace { ", a member of the workspace" } else { "" })];
             if net {
                 why.push("It depends on wasmedge_wasi_socket: its sockets are on the simulated network (docs/network.md#rust).".into());
             }
