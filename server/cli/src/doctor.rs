@@ -1,12 +1,13 @@
 //! `seedfall doctor`: is this machine and this config ready to run? Each
 //! check prints `ok`, `warn` or `FAIL`, and every problem comes with the
 //! command that fixes it. Exit 0 only when everything the config needs
-//! passes (without a config: everything any config could need).
+//! passes (without a config: everything any config could need). The
+//! machine is probed by `seedfall_search::toolchain`.
 use clap::Args;
+use seedfall_search::toolchain::{self, WasmTarget, GO_MIN};
 use seedfall_sim::config::WasmSource;
 use seedfall_sim::memory::human;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[derive(Args)]
 pub struct DoctorArgs {
@@ -16,12 +17,6 @@ pub struct DoctorArgs {
     #[arg(short = 'c', long = "config")]
     pub config: Option<PathBuf>,
 }
-
-/// The oldest Go that builds for wasip1 as seedfall needs (`GOOS=wasip1`
-/// arrived in 1.21; `go:wasmexport` and the net overlay need 1.22).
-const GO_MIN: (u32, u32) = (1, 22);
-/// Bound on cache entries looked at.
-const CACHE_SCAN_MAX: usize = 100_000;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Level {
@@ -100,61 +95,29 @@ pub fn main(a: DoctorArgs) -> i32 {
 }
 
 fn go(level: Level) -> Check {
-    let out = Command::new("go").arg("version").env("GOTOOLCHAIN", "local").output();
-    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+    let Some(toolchain::Go { text, version }) = toolchain::go() else {
         return problem(level, "go: not found on PATH (Go guests build with the machine's Go)".into(), "install Go 1.22 or newer from https://go.dev/dl/ and put its bin folder on PATH");
     };
-    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    // `go version go1.26.8 linux/amd64`
-    let version = text.split_whitespace().nth(2).and_then(|v| v.strip_prefix("go")).unwrap_or("");
-    let mut parts = version.split(['.', 'r', 'b']).filter_map(|p| p.parse::<u32>().ok());
-    let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if found < GO_MIN {
+    if version < GO_MIN {
         return problem(level, format!("go: {text}: older than go{}.{}, which building for wasip1 needs", GO_MIN.0, GO_MIN.1), "install Go 1.22 or newer from https://go.dev/dl/");
     }
     ok(format!("go: {text}"))
 }
 
 fn rust_target(level: Level) -> Check {
-    let Ok(out) = Command::new("rustup").args(["target", "list", "--installed"]).output() else {
-        return problem(level, "rustup: not found (Rust guests build with cargo for wasm32-wasip1)".into(), "install Rust with rustup (https://rustup.rs), then: rustup target add wasm32-wasip1");
-    };
-    if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "wasm32-wasip1") {
-        return ok("rust: the wasm32-wasip1 target is installed".into());
+    match toolchain::rust_wasm_target() {
+        WasmTarget::NoRustup => problem(level, "rustup: not found (Rust guests build with cargo for wasm32-wasip1)".into(), "install Rust with rustup (https://rustup.rs), then: rustup target add wasm32-wasip1"),
+        WasmTarget::Installed => ok("rust: the wasm32-wasip1 target is installed".into()),
+        WasmTarget::Missing => problem(level, "rust: the wasm32-wasip1 target is not installed".into(), "rustup target add wasm32-wasip1"),
     }
-    problem(level, "rust: the wasm32-wasip1 target is not installed".into(), "rustup target add wasm32-wasip1")
 }
 
 /// The cache's size, its entries, and what a crash left behind in it.
 fn cache(config: &Path) -> Check {
     let dir = seedfall_search::cache::Cache::for_config(config.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))).dir;
-    if !dir.is_dir() {
+    let Some(toolchain::CacheSurvey { bytes, files, leftovers }) = toolchain::survey_cache(&dir) else {
         return ok(format!("cache: {} (empty: the first run builds and compiles every guest)", crate::output::relative(&dir)));
-    }
-    let (mut bytes, mut files, mut leftovers, mut seen) = (0u64, 0u64, Vec::new(), 0usize);
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for e in entries.flatten() {
-            seen += 1;
-            if seen > CACHE_SCAN_MAX {
-                break;
-            }
-            let Ok(meta) = e.metadata() else { continue };
-            if meta.is_dir() {
-                stack.push(e.path());
-                continue;
-            }
-            bytes += meta.len();
-            files += 1;
-            // Temporary names of a process that died mid-write (a live
-            // one's is work in progress: another sweep is building).
-            let owner = seedfall_search::cache::tmp_owner(&e.file_name().to_string_lossy());
-            if owner.is_some_and(|pid| !seedfall_search::cache::process_alive(pid)) {
-                leftovers.push(e.path());
-            }
-        }
-    }
+    };
     let what = format!("cache: {} ({}, {files} files)", crate::output::relative(&dir), human(bytes));
     if leftovers.is_empty() {
         return ok(what);

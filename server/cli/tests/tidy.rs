@@ -1,7 +1,7 @@
 //! Tidy: every Rust source file opens with a `//!` doc saying what it owns,
 //! and no test is skipped or expected to panic (a test that cannot fail is
 //! not a test); the simulator's source keeps its architecture invariants
-//! (server/sim/src/lib.rs).
+//! (server/sim/src/lib.rs); under search's snapshots only `os` says `unsafe`.
 use std::path::Path;
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -94,6 +94,19 @@ fn the_simulator_keeps_its_architecture_invariants() {
         }
     }
     assert!(problems.is_empty(), "the simulator must not use these (sim/lib.rs):\n{}", problems.join("\n"));
+}
+
+/// The snapshot runner's fork, pipes, poll and signals are in one module,
+/// behind safe wrappers each with its `// SAFETY:`; the policy around them
+/// (runner, client, wire) has no `unsafe` of its own.
+#[test]
+fn only_the_snapshots_os_module_is_unsafe() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../search/src/snapshots");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    assert!(files.iter().any(|f| f.ends_with("os.rs")), "no os.rs in {}", dir.display());
+    let unsafe_elsewhere: Vec<String> = files.iter().filter(|f| !f.ends_with("os.rs")).filter(|f| std::fs::read_to_string(f).unwrap().lines().any(|l| l.contains("unsafe") && !l.trim_start().starts_with("//"))).map(|f| f.display().to_string()).collect();
+    assert!(unsafe_elsewhere.is_empty(), "unsafe outside snapshots/os.rs: {}", unsafe_elsewhere.join(", "));
 }
 
 /// Whether `token` occurs in `line` only inside a string literal (teach.rs

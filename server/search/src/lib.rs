@@ -13,6 +13,7 @@ pub mod catalog;
 pub mod explore;
 pub mod go_overlay;
 pub mod cause;
+pub mod discover;
 pub mod durability;
 pub mod finding;
 pub mod findings_file;
@@ -35,6 +36,7 @@ pub mod snapshots;
 pub mod sweep;
 pub mod sweep_result;
 pub mod target;
+pub mod toolchain;
 
 pub use project::{load, load_options, load_with, LoadError, LoadOptions, Project};
 pub use seeds::SeedRange;

@@ -5,10 +5,12 @@
 //! and suspended fiber, the clock, the event queue, the streams, the disks
 //! and the network, as they were between two scheduler steps, shared
 //! copy-on-write with every child forked from it. `runner` is that process
-//! tree (one thread, as fork needs), `client` the side of the command that
-//! asks it for runs, `wire` what they say. `seedfall_sim::snapshot` says
-//! why a child's outcome is the same as the same schedule from scratch.
+//! tree (one thread, as fork needs), `os` the POSIX calls it makes (safe
+//! wrappers), `client` the side of the command that asks it for runs,
+//! `wire` what they say. `seedfall_sim::snapshot` says why a child's
+//! outcome is the same as the same schedule from scratch.
 pub mod client;
+mod os;
 pub mod runner;
 pub mod wire;
 

@@ -19,6 +19,7 @@
 //! The root is the subreaper of everything below it and leads its own
 //! process group: when its stdin closes (the user's process ended, however
 //! it ended) it kills the group.
+use super::os::{self, Forked, OneThread, Pid, Watch};
 use super::wire::{self, Moment, Order, Reply, Request, SnapId};
 use seedfall_sim::snapshot::{divergence, Pause};
 use seedfall_sim::world::World;
@@ -26,7 +27,7 @@ use seedfall_sim::{Program, RunOptions, Schedule};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 /// Bound on snapshots the runner holds at once (each is a process).
@@ -36,108 +37,35 @@ pub const LEAVES_MAX: usize = 256;
 
 /// Serves requests on stdin until it closes; never returns.
 pub fn serve(mut program: Program) -> ! {
-    // SAFETY: plain process calls with no memory handed over.
-    unsafe {
-        libc::setpgid(0, 0);
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-    }
-    let mut stdin = File::from(io::stdin().as_raw_fd().dup_owned());
-    let mut stdout = File::from(io::stdout().as_raw_fd().dup_owned());
+    os::become_tree_root();
+    let mut stdin = os::dup(io::stdin().as_raw_fd());
+    let mut stdout = os::dup(io::stdout().as_raw_fd());
     // A fork keeps only the calling thread: with another one (holding who
     // knows which lock) the children could hang. Say so and serve nothing;
     // the user's process then runs everything from the start.
-    let threads = threads();
-    let code = if threads != 1 {
-        eprintln!("seedfall snapshot runner: {threads} threads after loading the program; forking needs one");
-        1
-    } else { match root(&mut program, &mut stdin, &mut stdout) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("seedfall snapshot runner: {e}");
+    let code = match os::one_thread() {
+        Err(threads) => {
+            eprintln!("seedfall snapshot runner: {threads} threads after loading the program; forking needs one");
             1
         }
-    } };
+        Ok(alone) => match root(&mut program, alone, &mut stdin, &mut stdout) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("seedfall snapshot runner: {e}");
+                1
+            }
+        },
+    };
     // Everything below goes with it.
-    // SAFETY: signals our own process group.
-    unsafe {
-        libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        libc::kill(0, libc::SIGTERM);
-        libc::kill(0, libc::SIGKILL);
-        libc::_exit(code)
-    }
+    os::end_group(code)
 }
 
-/// Threads of this process (from /proc; 1 when it cannot tell).
-fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task").map_or(1, |d| d.count())
-}
-
-trait DupOwned {
-    fn dup_owned(self) -> OwnedFd;
-}
-
-impl DupOwned for RawFd {
-    fn dup_owned(self) -> OwnedFd {
-        // SAFETY: dup of an open descriptor; the new one is ours alone.
-        let fd = unsafe { libc::dup(self) };
-        assert!(fd >= 0, "dup failed: {}", io::Error::last_os_error());
-        unsafe { OwnedFd::from_raw_fd(fd) }
-    }
-}
-
-fn pipe() -> (File, File) {
-    let mut fds = [0; 2];
-    // SAFETY: pipe writes two descriptors into the array.
-    let r = unsafe { libc::pipe(fds.as_mut_ptr()) };
-    assert_eq!(r, 0, "pipe failed: {}", io::Error::last_os_error());
-    unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
-}
-
-fn fork() -> libc::pid_t {
-    // SAFETY: the process has one thread (the runner never starts any), so
-    // the child has every lock it needs in a consistent state.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0, "fork failed: {}", io::Error::last_os_error());
-    pid
-}
-
-fn set_nonblocking(f: &File) {
-    // SAFETY: fcntl on an open descriptor.
-    unsafe {
-        let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
-        libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
-    }
-}
-
-/// Readable (or closed) descriptors among `fds`, waiting at most `ms`.
-fn poll(fds: &mut [libc::pollfd], ms: i32) {
-    // SAFETY: the slice is valid for its length.
-    let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        assert_eq!(e.kind(), io::ErrorKind::Interrupted, "poll failed: {e}");
-        for f in fds.iter_mut() {
-            f.revents = 0;
-        }
-    }
-}
-
-fn pollfd(fd: RawFd, events: i16) -> libc::pollfd {
-    libc::pollfd { fd, events, revents: 0 }
-}
-
-fn wait_status(pid: libc::pid_t) -> String {
-    let mut status = 0;
-    // SAFETY: waits for our own child.
-    let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-    if r != pid {
-        return "its process could not be waited for".into();
-    }
-    if libc::WIFSIGNALED(status) {
-        format!("its process was killed by signal {}", libc::WTERMSIG(status))
-    } else {
-        format!("its process exited with code {} before sending the outcome", libc::WEXITSTATUS(status))
+/// Why a leaf's process ended without its outcome.
+fn wait_status(pid: Pid) -> String {
+    match os::wait(pid) {
+        None => "its process could not be waited for".into(),
+        Some(os::Ended::Signal(sig)) => format!("its process was killed by signal {sig}"),
+        Some(os::Ended::Exit(code)) => format!("its process exited with code {code} before sending the outcome"),
     }
 }
 
@@ -151,7 +79,7 @@ struct Held {
     taken: bool,
 }
 
-fn root(program: &mut Program, stdin: &mut File, stdout: &mut File) -> io::Result<()> {
+fn root(program: &mut Program, alone: OneThread, stdin: &mut File, stdout: &mut File) -> io::Result<()> {
     match wire::read::<Request>(stdin)? {
         Some(Request::Init { limits }) => program.config.limits = limits,
         other => return Err(io::Error::new(io::ErrorKind::InvalidData, format!("expected Init first, found {other:?}"))),
@@ -159,25 +87,25 @@ fn root(program: &mut Program, stdin: &mut File, stdout: &mut File) -> io::Resul
     wire::write(stdout, &Reply::Hello { pid: std::process::id() })?;
     let mut held: BTreeMap<SnapId, Held> = BTreeMap::new();
     loop {
-        reap();
+        os::reap();
         let ids: Vec<SnapId> = held.keys().copied().collect();
-        let mut fds = vec![pollfd(stdin.as_raw_fd(), libc::POLLIN)];
+        let mut fds = vec![Watch::read(stdin.as_raw_fd())];
         for id in &ids {
             let h = &held[id];
-            fds.push(pollfd(h.replies.as_raw_fd(), libc::POLLIN));
-            fds.push(pollfd(h.orders.as_raw_fd(), if h.outbox.is_empty() { 0 } else { libc::POLLOUT }));
+            fds.push(Watch::read(h.replies.as_raw_fd()));
+            fds.push(Watch::write(h.orders.as_raw_fd(), !h.outbox.is_empty()));
         }
         // A timeout so orphans are reaped even when all is quiet.
-        poll(&mut fds, 1000);
-        if fds[0].revents != 0 {
+        os::poll(&mut fds, 1000);
+        if fds[0].ready() {
             match wire::read::<Request>(stdin)? {
                 None => return Ok(()),
-                Some(req) => request(program, req, &mut held, stdout, stdin.as_raw_fd())?,
+                Some(req) => request(program, alone, req, &mut held, stdout, stdin.as_raw_fd())?,
             }
         }
         for (k, id) in ids.iter().enumerate() {
-            let (r, o) = (fds[1 + 2 * k].revents, fds[2 + 2 * k].revents);
-            if o & libc::POLLOUT != 0 {
+            let (r, o) = (fds[1 + 2 * k].ready(), fds[2 + 2 * k].writable());
+            if o {
                 let h = held.get_mut(id).unwrap();
                 match h.orders.write(&h.outbox) {
                     Ok(n) => {
@@ -188,20 +116,14 @@ fn root(program: &mut Program, stdin: &mut File, stdout: &mut File) -> io::Resul
                     Err(_) => h.outbox.clear(),
                 }
             }
-            if r != 0 {
+            if r {
                 relay(*id, &mut held, stdout)?;
             }
         }
     }
 }
 
-fn reap() {
-    let mut status = 0;
-    // SAFETY: reaps any ended child (we are the subreaper of our tree).
-    while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
-}
-
-fn request(program: &Program, req: Request, held: &mut BTreeMap<SnapId, Held>, stdout: &mut File, stdin: RawFd) -> io::Result<()> {
+fn request(program: &Program, alone: OneThread, req: Request, held: &mut BTreeMap<SnapId, Held>, stdout: &mut File, stdin: RawFd) -> io::Result<()> {
     match req {
         Request::Init { .. } => Err(io::Error::new(io::ErrorKind::InvalidData, "Init twice")),
         Request::Take { take, schedule, moments } => {
@@ -217,25 +139,21 @@ fn request(program: &Program, req: Request, held: &mut BTreeMap<SnapId, Held>, s
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
-                    let (orders_r, orders_w) = pipe();
-                    let (replies_r, replies_w) = pipe();
+                    let (orders_r, orders_w) = os::pipe();
+                    let (replies_r, replies_w) = os::pipe();
                     let id = SnapId { take, index: i as u32 };
-                    set_nonblocking(&orders_w);
+                    os::set_nonblocking(&orders_w);
                     held.insert(id, Held { orders: orders_w, outbox: Vec::new(), replies: replies_r, pending: Vec::new(), taken: false });
                     (id, *m, orders_r, replies_w)
                 })
                 .collect();
-            if fork() == 0 {
-                // The prefix: nothing of the root's but its own channels.
+            if os::fork(alone) == Forked::Child {
+                // The prefix: nothing of the root's but its own channels
+                // (the root's request and reply pipes close here).
                 held.clear();
-                // SAFETY: the root's request and reply pipes, which this
-                // process never uses (it ends with _exit: no double close).
-                unsafe {
-                    libc::close(stdin);
-                    libc::close(stdout.as_raw_fd());
-                }
+                os::point_at_null(&[stdin, stdout.as_raw_fd()]);
                 detach_stdio();
-                prefix(program, schedule, channels);
+                prefix(program, alone, schedule, channels);
             }
             Ok(())
         }
@@ -294,12 +212,7 @@ enum Head {
 /// Below the root nothing may write on stdout (the root's replies) or read
 /// stdin; stderr stays, for a panic's message.
 fn detach_stdio() {
-    let null = File::options().read(true).write(true).open("/dev/null").expect("/dev/null opens");
-    // SAFETY: dup2 onto the standard descriptors.
-    unsafe {
-        libc::dup2(null.as_raw_fd(), 0);
-        libc::dup2(null.as_raw_fd(), 1);
-    }
+    os::point_at_null(&[0, 1]);
 }
 
 /// A moment's pipes, as the prefix and its snapshot hold them.
@@ -317,15 +230,16 @@ enum Role {
 
 struct Forker<'a> {
     program: &'a Program,
+    alone: OneThread,
     base: Schedule,
     channels: Vec<Option<Channel>>,
     next: usize,
     role: Role,
 }
 
-fn prefix(program: &Program, schedule: Schedule, channels: Vec<(SnapId, Moment, File, File)>) -> ! {
+fn prefix(program: &Program, alone: OneThread, schedule: Schedule, channels: Vec<(SnapId, Moment, File, File)>) -> ! {
     let channels = channels.into_iter().map(|(snap, moment, orders, replies)| Some(Channel { snap, moment, orders, replies })).collect();
-    let mut forker = Forker { program, base: schedule.clone(), channels, next: 0, role: Role::Prefix };
+    let mut forker = Forker { program, alone, base: schedule.clone(), channels, next: 0, role: Role::Prefix };
     let mut outcome = seedfall_sim::run_paused(program, &schedule, &RunOptions::default(), Some(&mut forker));
     match forker.role {
         Role::Prefix => {
@@ -339,9 +253,8 @@ fn prefix(program: &Program, schedule: Schedule, channels: Vec<(SnapId, Moment, 
             let _ = wire::write(&mut out, &Reply::Done { id, fork_ns, outcome: Box::new(outcome) });
         }
     }
-    // SAFETY: ends this process at once: no destructor of a world that is
-    // also the snapshot's may run.
-    unsafe { libc::_exit(0) }
+    // At once: no destructor of a world that is also the snapshot's may run.
+    os::exit_now(0)
 }
 
 /// Why a snapshot at `m` was never taken in the run that ended as
@@ -374,13 +287,13 @@ impl Pause for Forker<'_> {
     fn reached(&mut self, w: &mut World) {
         let i = self.next;
         let started = Instant::now();
-        if fork() != 0 {
+        if os::fork(self.alone) != Forked::Child {
             // The prefix goes on to the next moment, or ends.
             self.channels[i] = None;
             self.next += 1;
             if self.next == self.channels.len() {
-                // SAFETY: as in `prefix`.
-                unsafe { libc::_exit(0) }
+                // As in `prefix`.
+                os::exit_now(0)
             }
             return;
         }
@@ -390,19 +303,19 @@ impl Pause for Forker<'_> {
         self.next = usize::MAX;
         let taken = Reply::Taken { snap: mine.snap, now_ns: w.now.nanos(), step: w.step, setup_ns: w.setup_complete_ns, bytes: w.meter.held(), fork_ns };
         if wire::write(&mut mine.replies, &taken).is_err() {
-            unsafe { libc::_exit(0) }
+            os::exit_now(0)
         }
         let floor = match mine.moment {
             Moment::At(t) => t,
             Moment::AfterSetup => w.setup_complete_ns.map_or(0, |s| s + 1),
         };
-        let leaf = serve_snapshot(&mut mine);
+        let leaf = serve_snapshot(&mut mine, self.alone);
         // A leaf: continue as the child's schedule.
         let (out, id, failing_trace, fork_ns, schedule) = leaf;
         if divergence(&self.base, &schedule).is_none_or(|t| t < floor) {
             let why = format!("the child's schedule leaves the snapshot's before its moment ({floor} ns)");
             let _ = wire::write(&mut { out }, &Reply::Lost { id, why });
-            unsafe { libc::_exit(0) }
+            os::exit_now(0)
         }
         w.retarget(&self.program.config, &schedule);
         self.role = Role::Leaf { out, id, failing_trace, fork_ns };
@@ -411,20 +324,20 @@ impl Pause for Forker<'_> {
 
 struct Leaf {
     from: File,
-    pid: libc::pid_t,
+    pid: Pid,
     id: u64,
     answered: bool,
 }
 
 /// A snapshot's life: fork a leaf per order. Returns only in a leaf: its
 /// output pipe, the order, and its schedule.
-fn serve_snapshot(c: &mut Channel) -> (File, u64, bool, u64, Schedule) {
+fn serve_snapshot(c: &mut Channel, alone: OneThread) -> (File, u64, bool, u64, Schedule) {
     let mut leaves: Vec<Leaf> = Vec::new();
     loop {
-        let mut fds = vec![pollfd(c.orders.as_raw_fd(), libc::POLLIN)];
-        fds.extend(leaves.iter().map(|l| pollfd(l.from.as_raw_fd(), libc::POLLIN)));
-        poll(&mut fds, -1);
-        let ready: Vec<bool> = fds.iter().map(|f| f.revents != 0).collect();
+        let mut fds = vec![Watch::read(c.orders.as_raw_fd())];
+        fds.extend(leaves.iter().map(|l| Watch::read(l.from.as_raw_fd())));
+        os::poll(&mut fds, -1);
+        let ready: Vec<bool> = fds.iter().map(Watch::ready).collect();
         let mut k = 0;
         leaves.retain_mut(|l| {
             k += 1;
@@ -435,14 +348,14 @@ fn serve_snapshot(c: &mut Channel) -> (File, u64, bool, u64, Schedule) {
                 Ok(Some(frame)) => {
                     l.answered = true;
                     if c.replies.write_all(&frame).is_err() {
-                        unsafe { libc::_exit(0) }
+                        os::exit_now(0)
                     }
                     true
                 }
                 _ => {
                     let why = wait_status(l.pid);
                     if !l.answered && wire::write(&mut c.replies, &Reply::Lost { id: l.id, why }).is_err() {
-                        unsafe { libc::_exit(0) }
+                        os::exit_now(0)
                     }
                     false
                 }
@@ -453,30 +366,29 @@ fn serve_snapshot(c: &mut Channel) -> (File, u64, bool, u64, Schedule) {
         }
         match wire::read::<Order>(&mut c.orders) {
             Ok(Some(Order::Child { id, schedule, failing_trace })) if leaves.len() < LEAVES_MAX => {
-                let (from, out) = pipe();
+                let (from, out) = os::pipe();
                 let started = Instant::now();
-                let pid = fork();
-                if pid == 0 {
+                let Forked::Parent(pid) = os::fork(alone) else {
                     drop(from);
                     drop(leaves);
                     let fork_ns = started.elapsed().as_nanos() as u64;
                     return (out, id, failing_trace, fork_ns, schedule);
-                }
+                };
                 drop(out);
                 leaves.push(Leaf { from, pid, id, answered: false });
             }
             Ok(Some(Order::Child { id, .. })) => {
                 let why = format!("the snapshot runs {LEAVES_MAX} children already");
                 if wire::write(&mut c.replies, &Reply::Lost { id, why }).is_err() {
-                    unsafe { libc::_exit(0) }
+                    os::exit_now(0)
                 }
             }
             _ => {
                 // Released, or the root is gone: so are the leaves.
                 for l in &leaves {
-                    unsafe { libc::kill(l.pid, libc::SIGKILL) };
+                    os::kill(l.pid);
                 }
-                unsafe { libc::_exit(0) }
+                os::exit_now(0)
             }
         }
     }
