@@ -26,7 +26,7 @@
 //!
 //! # Timing
 //!
-//! An edge probe costs [`PROBE_FUEL`] on every execution, and fuel is
+//! An edge probe costs `PROBE_FUEL` on every execution, and fuel is
 //! virtual time. Unlike the function probes' one-off first-entry cost this
 //! is not given back: it depends on how often each block runs, which no host
 //! call sees exactly. So a module instrumented for edges runs with other
@@ -40,12 +40,10 @@ use super::Layout;
 /// Bytes of the hit-count map: one per 16-bit edge index.
 pub const MAP_BYTES: u32 = 1 << 16;
 
-/// Fuel one edge probe burns each time it runs (every instruction costs 1).
+/// Fuel one edge probe burns each time it runs (every instruction costs 1):
+/// what the tests hold the probe to.
+#[cfg(test)]
 pub const PROBE_FUEL: u64 = 14;
-
-/// AFL's count classes: bucket ids 0..=7 for counts 1, 2, 3, 4-7, 8-15,
-/// 16-31, 32-127, 128+.
-pub const BUCKETS: u8 = 8;
 
 /// The global section entry of `prev`: `(global (mut i32) (i32.const 0))`.
 pub(super) const PREV_GLOBAL: &[u8] = &[0x7f, 0x01, 0x41, 0x00, 0x0b];

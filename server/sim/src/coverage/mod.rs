@@ -35,7 +35,7 @@
 //! and its costs), [`rewrite`] (the module and every body rewritten),
 //! [`read`] (the host's readers of the log and the map). This file holds
 //! the mode and the coverage memory's layout.
-pub mod edges;
+pub(crate) mod edges;
 mod encode;
 mod functions;
 mod read;

@@ -85,7 +85,9 @@ fn word(mem: &[u8], at: u32) -> u32 {
     mem.get(at..at + 4).map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()))
 }
 
-/// The AFL bucket of a hit count (None for 0: the edge was not taken).
+/// The AFL bucket of a hit count (None for 0: the edge was not taken):
+/// AFL's count classes, ids 0..=7 for counts 1, 2, 3, 4-7, 8-15, 16-31,
+/// 32-127, 128+.
 pub fn bucket(count: u8) -> Option<u8> {
     Some(match count {
         0 => return None,
@@ -112,7 +114,7 @@ pub struct EdgeEntry {
 
 /// What one node instance reached over its whole run, across restarts: per
 /// edge index a byte of buckets seen (bit b for bucket b), and each new
-/// (index, bucket) in the order found. At most `MAP_BYTES * BUCKETS` entries
+/// (index, bucket) in the order found. At most `MAP_BYTES * 8` (buckets) entries
 /// by construction.
 #[derive(Clone, Debug, Default)]
 pub struct EdgesReached {

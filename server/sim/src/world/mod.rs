@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 mod faults;
-pub mod storage;
+pub(crate) mod storage;
 
 /// Bound on the missing folders a node remembers for a hint.
 pub const MISSING_DIRS_MAX: usize = 16;
