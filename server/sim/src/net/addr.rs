@@ -3,7 +3,6 @@
 //! shows an address.
 use super::Net;
 
-
 pub const AF_INET: u16 = 1;
 pub const AF_INET6: u16 = 2;
 pub const SOCK_DGRAM: i32 = 1;

@@ -6,7 +6,6 @@ use crate::config::LatencyDistribution;
 use crate::streams::{Stream, Streams};
 use crate::vtime::VTime;
 
-
 /// Loopback inside a node takes this long, and draws nothing.
 pub const LOOPBACK_NS: u64 = 5_000;
 

@@ -18,10 +18,11 @@
 //!
 //! The network is split by concept: [`addr`] (addresses and host names),
 //! [`links`] (latency, partitions and heals), [`ports`] (opening, binding
-//! and listening: the port table), [`tcp`] (a socket's connection state
-//! machine: handshake, shutdown, close, crash) and [`pipe`] (the segments a
-//! socket sends, their delivery and reading). This file holds the `Net`
-//! every part works on and the events and effects it trades with the world.
+//! and listening: the port table), [`socket`] (a socket's record: state,
+//! addresses, pipe), [`tcp`] (its connection state machine: handshake,
+//! shutdown, close, crash) and [`pipe`] (the segments a socket sends, their
+//! delivery and reading). This file holds the `Net` every part works on and
+//! the events and effects it trades with the world.
 use crate::config::NetConfig;
 use crate::errno::{self, Errno};
 use crate::streams::Streams;
@@ -32,6 +33,7 @@ mod addr;
 mod links;
 mod pipe;
 mod ports;
+mod socket;
 mod tcp;
 #[cfg(test)]
 mod tests;
@@ -39,10 +41,10 @@ mod tests;
 pub use addr::{host_alias, node_ip, Addr, AF_INET, AF_INET6, ANY_IP, LOOPBACK_IP, SOCK_DGRAM, SOCK_STREAM};
 pub use links::LOOPBACK_NS;
 pub use pipe::{SEGMENT_BYTES, WINDOW_BYTES};
-pub use ports::{BACKLOG_MAX, EPHEMERAL_FIRST, SOCKETS_MAX};
+pub use ports::{BACKLOG_MAX, EPHEMERAL_FIRST};
+pub use socket::SOCKETS_MAX;
 pub use tcp::SYN_RETRY_FIRST_NS;
-use tcp::Sock;
-
+use socket::Sock;
 
 pub type SockId = u64;
 
@@ -59,7 +61,6 @@ pub enum NetEvent {
     /// Partition number `id` ends.
     Heal { id: u64 },
 }
-
 
 /// What a network operation asks the world to do.
 #[derive(Default, Debug)]

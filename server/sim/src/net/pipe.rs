@@ -1,13 +1,12 @@
 //! Segment pipes: what a connected socket sends, split into segments
 //! stamped with their arrival time, delivered in order to the peer (or
 //! stalled at a cut link), and read from the peer's receive buffer.
-use super::tcp::State;
+use super::socket::{InFlight, Segment, State};
 use super::{Effects, Net, NetEvent, SockId};
 use crate::errno::{self, Errno};
 use crate::streams::Streams;
 use crate::vtime::VTime;
 use std::collections::VecDeque;
-
 
 /// Bytes one segment carries: a large write is split into several segments,
 /// each with its own latency draw.
@@ -17,20 +16,6 @@ pub const SEGMENT_BYTES: usize = 1460;
 /// buffers to a few MiB; a program that writes more than twice this without
 /// reading deadlocks here as it would there).
 pub const WINDOW_BYTES: usize = 1 << 20;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Segment {
-    Data(Vec<u8>),
-    Fin,
-    Rst,
-}
-
-#[derive(Clone, Debug)]
-pub(super) struct InFlight {
-    pub(super) at: VTime,
-    pub(super) seg: Segment,
-}
-
 
 impl Net {
     /// Sends what fits in the window; EAGAIN when nothing does.

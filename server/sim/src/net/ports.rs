@@ -1,14 +1,11 @@
 //! The port table: opening sockets, binding and listening, and which
 //! ports of a node are taken (ephemeral ports for connects and `bind(0)`).
 use super::addr::{node_ip, Addr, AF_INET, AF_INET6, ANY_IP, LOOPBACK_IP, SOCK_DGRAM, SOCK_STREAM};
-use super::tcp::{Sock, State};
+use super::socket::{Sock, State, SOCKETS_MAX};
 use super::{Net, SockId};
 use crate::errno::{self, Errno};
 use std::collections::VecDeque;
 
-
-/// Bound on sockets alive per run (every node together).
-pub const SOCKETS_MAX: usize = 65_536;
 /// Bound on a listener's backlog, whatever the guest asks for.
 pub const BACKLOG_MAX: usize = 4096;
 /// First port handed out to connecting sockets and `bind(port 0)`.
