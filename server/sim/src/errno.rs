@@ -2,7 +2,6 @@
 pub type Errno = u16;
 
 pub const SUCCESS: Errno = 0;
-pub const TOOBIG: Errno = 1;
 pub const ACCES: Errno = 2;
 pub const AGAIN: Errno = 6;
 pub const BADF: Errno = 8;
@@ -21,9 +20,7 @@ pub const NOSYS: Errno = 52;
 pub const NOTDIR: Errno = 54;
 pub const NOTEMPTY: Errno = 55;
 pub const NOTSUP: Errno = 58;
-pub const PERM: Errno = 63;
 pub const SPIPE: Errno = 70;
-pub const NOTCAPABLE: Errno = 76;
 pub const ADDRINUSE: Errno = 3;
 pub const ADDRNOTAVAIL: Errno = 4;
 pub const AFNOSUPPORT: Errno = 5;
@@ -33,7 +30,6 @@ pub const CONNRESET: Errno = 15;
 pub const INPROGRESS: Errno = 26;
 pub const ISCONN: Errno = 30;
 pub const NFILE: Errno = 41;
-pub const NOPROTOOPT: Errno = 50;
 pub const NOTCONN: Errno = 53;
 pub const NOTSOCK: Errno = 57;
 pub const PIPE: Errno = 64;

@@ -285,10 +285,7 @@ pub fn harvest_coverage<T: wasmtime::AsContextMut<Data = NodeCtx>>(mut store: T,
     let ctx = store.as_context();
     let Some(cov) = ctx.data().local.coverage else { return };
     world.note_functions(local_idx, cov.layout, &new);
-    if cov.layout.edges {
-        let at = cov.layout.edges_at() as usize;
-        if let Some(map) = cov.memory.data(&ctx).get(at..at + crate::coverage::edges::MAP_BYTES as usize) {
-            world.note_edges(local_idx, map);
-        }
+    if let Some(map) = crate::coverage::edge_map(cov.memory.data(&ctx), cov.layout) {
+        world.note_edges(local_idx, map);
     }
 }

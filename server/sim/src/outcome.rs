@@ -62,7 +62,7 @@ pub struct Outcome {
     /// replicas), each with the earliest time and step any instance reached
     /// it; sorted by (index, bucket). Empty unless instrumented with
     /// `coverage::Mode::Edges`.
-    pub edges: std::collections::BTreeMap<String, Vec<crate::coverage::edges::EdgeEntry>>,
+    pub edges: std::collections::BTreeMap<String, Vec<crate::coverage::EdgeEntry>>,
     /// Draws from each random stream, in `streams::Stream` order.
     pub stream_draws: [u64; crate::streams::Stream::ALL.len()],
     pub verdict: Verdict,

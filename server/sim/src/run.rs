@@ -152,7 +152,7 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
         }
     }
     world.coverage = vec![crate::coverage::Reached::default(); instances.len()];
-    world.edges = vec![crate::coverage::edges::EdgesReached::default(); instances.len()];
+    world.edges = vec![crate::coverage::EdgesReached::default(); instances.len()];
     world.branches = schedule.branches.clone();
     world.branches_pending = schedule.applied_branches().into();
     if schedule.faults.is_none() && !world.branches_pending.is_empty() {

@@ -9,7 +9,7 @@
 //! model allows at this moment. `seedfall crash-states` collects it at every
 //! moment of a run; the conformance check of docs/disk.md compares it with
 //! what a real file system left.
-use super::{Disk, TreeEntry};
+use super::{tree_key, Disk, TreeEntry};
 use crate::vtime::VTime;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -45,18 +45,6 @@ pub struct CrashStates {
     pub trees_dropped: u64,
     /// By `tree_key`.
     pub trees: BTreeMap<String, CrashTree>,
-}
-
-/// One line naming a tree: paths, sizes and digests.
-pub fn tree_key(entries: &[TreeEntry]) -> String {
-    if entries.is_empty() {
-        return "(empty)".into();
-    }
-    entries
-        .iter()
-        .map(|e| if e.dir { format!("{}/", e.path) } else { format!("{} {} {}", e.path, e.size, e.hash.as_deref().unwrap_or("-")) })
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// xorshift64*, for the sampled choices: the same every run.

@@ -1,9 +1,74 @@
-//! The data path: reads and writes of the cache, truncates, and fsync,
-//! which makes data (and, per the model, names and sizes) durable.
-use super::{grow_to, model::FsModel, Disk, FileState, Ino, Kind, Mutation, DISK_BYTES_MAX};
+//! The data path: a file's state (its cache, durable image, dirty and bad
+//! sectors, sizes not yet durable), reads and writes of the cache, and
+//! truncates.
+use super::{image, model::FsModel, Disk, Ino, Kind, DISK_BYTES_MAX};
 use crate::vtime::VTime;
 use crate::errno::{self, Errno};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, Default)]
+pub struct FileState {
+    /// What reads see: the cache.
+    pub data: Vec<u8>,
+    /// What survives a crash, as its difference from `data`.
+    pub image: image::Image,
+    /// Sectors written since the last successful or failed fsync.
+    pub dirty: BTreeSet<u64>,
+    /// Dirty sectors whose next write-out lands on another sector (a
+    /// misdirected write): sector -> where it lands.
+    pub misdirected: BTreeMap<u64, u64>,
+    /// Sectors the medium cannot read (latent sector errors) until rewritten.
+    pub bad: BTreeSet<u64>,
+    /// ext4, xfs, btrfs: the size the next commit makes durable (a truncate,
+    /// or on ext4 an append inside an allocated block).
+    pub pending_size: Option<u64>,
+    /// ext4, xfs, btrfs: the least size a truncate set since the last
+    /// commit. Its blocks past that were freed: what is written there since
+    /// lands on new blocks, which show only once a commit makes the size
+    /// durable, so a crash before it shows none of it.
+    pub truncated_to: Option<u64>,
+    /// ext4: truncated to zero since the last commit (replace-via-truncate).
+    pub truncated_to_zero: bool,
+    /// ext4 (auto_da_alloc): write this file's dirty data out before the
+    /// next journal commit.
+    pub flush_on_commit: bool,
+    /// posix: every size the file had since its size was last durable (at
+    /// most `SIZES_SINCE_MAX`, the latest): a crash may leave any of them.
+    pub sizes_since: Vec<u64>,
+}
+
+/// Bound on the sizes a posix file remembers between fsyncs. A file that
+/// changes size more often keeps its latest sizes: a crash can then leave
+/// fewer of its lengths than a real file system could.
+pub const SIZES_SINCE_MAX: usize = 32;
+
+impl FileState {
+    fn note_size(&mut self, size: u64) {
+        if self.sizes_since.last() == Some(&size) {
+            return;
+        }
+        if self.sizes_since.len() >= SIZES_SINCE_MAX {
+            self.sizes_since.remove(0);
+        }
+        self.sizes_since.push(size);
+    }
+
+    /// Host memory this file holds: its cache, and its image's shadow.
+    pub fn held_bytes(&self) -> u64 {
+        self.data.capacity() as u64 + self.image.held_bytes()
+    }
+}
+
+/// Grows a file's cache to `len` with zeros, with room for an eighth more:
+/// appends stay cheap, and the cache never holds twice what the file is
+/// (a doubling `Vec` would, and the memory budget counts capacity).
+fn grow_to(data: &mut Vec<u8>, len: usize) {
+    if len > data.capacity() {
+        let want = len.max(data.capacity() + data.capacity() / 8);
+        data.reserve_exact(want - data.len());
+    }
+    data.resize(len, 0);
+}
 
 impl Disk {
     /// Sectors `[first, last]` a byte range covers (`None` when empty).
@@ -144,101 +209,4 @@ impl Disk {
         }
     }
 
-    /// Writes a file's dirty sectors to the durable image (misdirected ones
-    /// where they land) and marks them clean.
-    pub(super) fn write_out(f: &mut FileState, sector: usize) {
-        let sector = sector as u64;
-        let dirty = std::mem::take(&mut f.dirty);
-        // Sectors written whole at their own place need no check on growth.
-        let in_place: BTreeSet<u64> = dirty.iter().copied().filter(|s| !f.misdirected.contains_key(s)).collect();
-        f.image.resize(&f.data, f.data.len() as u64, sector, &in_place);
-        for s in dirty {
-            let start = s * sector;
-            if start >= f.data.len() as u64 {
-                continue;
-            }
-            let end = (start + sector).min(f.data.len() as u64);
-            let dest = f.misdirected.remove(&s).map_or(start, |to| to * sector);
-            f.image.write(&f.data, start, end, dest, sector);
-        }
-    }
-
-    /// Writes the dirty sectors of the bytes `[lo, hi)` to the durable image
-    /// at their own places, and marks them clean (ext4's ordered data of
-    /// one block at a commit).
-    pub(super) fn write_out_range(f: &mut FileState, sector: usize, lo: u64, hi: u64) {
-        let sector = sector as u64;
-        let hi = hi.min(f.data.len() as u64).min(f.image.len());
-        let chosen: Vec<u64> = f.dirty.range(lo / sector..hi.div_ceil(sector)).copied().filter(|s| !f.misdirected.contains_key(s)).collect();
-        for s in chosen {
-            let start = s * sector;
-            let whole = (start + sector).min(f.data.len() as u64);
-            // Past the size on disk nothing is written: such a sector stays
-            // dirty for the write-out that makes the size durable.
-            let end = whole.min(f.image.len());
-            f.image.write(&f.data, start, end, start, sector);
-            if end == whole {
-                f.dirty.remove(&s);
-            }
-        }
-    }
-
-    /// fsync: makes a file's data and size durable, or a folder's names
-    /// (posix, btrfs); btrfs also logs the file's own names; under a journal
-    /// (ext4, xfs) any successful fsync also commits it.
-    /// With `fail` the pages are marked clean unwritten and EIO returned.
-    pub fn sync(&mut self, ino: Ino, fail: bool, now: VTime) -> Result<(), Errno> {
-        self.ops += 1;
-        self.syncs += 1;
-        let (mutation, model) = (self.mutation, self.model);
-        let sector = self.sector_bytes as usize;
-        match &mut self.inode_mut(ino)?.kind {
-            Kind::File(f) => {
-                if fail {
-                    f.dirty.clear();
-                    f.misdirected.clear();
-                    return Err(errno::IO);
-                }
-                if mutation == Some(Mutation::FsyncNoop) {
-                    return Ok(());
-                }
-                let (held_before, size) = (f.held_bytes(), f.data.len() as u64);
-                Disk::write_out(f, sector);
-                // fsync makes the file's own metadata durable: its size too.
-                f.pending_size = None;
-                f.truncated_to = None;
-                f.sizes_since.clear();
-                let held_after = f.held_bytes();
-                self.account(held_before, held_after, size, size);
-                if model.fsync_logs_names() {
-                    self.log_names(ino);
-                }
-            }
-            Kind::Dir { entries, durable_entries } => {
-                if fail {
-                    return Err(errno::IO);
-                }
-                if model.dir_fsync_names() && mutation != Some(Mutation::DirFsyncIgnored) {
-                    *durable_entries = entries.clone();
-                    self.orphans_dirty |= !self.orphans.is_empty();
-                    if model.fsync_logs_names() {
-                        // btrfs logs a folder's own name with its entries.
-                        self.log_names(ino);
-                    }
-                }
-            }
-        }
-        if model.journal() && mutation != Some(Mutation::JournalOnlyOnTimer) {
-            self.commit(now);
-        }
-        Ok(())
-    }
-
-    /// Sectors of a file not yet durable (for tests and the timeline).
-    pub fn dirty_sectors(&self, ino: Ino) -> usize {
-        match self.inodes.get(&ino).map(|i| &i.kind) {
-            Some(Kind::File(f)) => f.dirty.len(),
-            _ => 0,
-        }
-    }
 }

@@ -29,8 +29,6 @@
 //!   leave a file at any length it had since its last fsync.
 //!
 //! All but btrfs tear unsynced writes at sector granularity (`crash`).
-use super::{Disk, Ino, Kind};
-use crate::vtime::VTime;
 
 /// ext4's default journal commit interval (`commit=5`).
 pub const COMMIT_INTERVAL_DEFAULT_NS: u64 = 5_000_000_000;
@@ -184,112 +182,5 @@ impl Mutation {
             Mutation::JournalOnlyOnTimer => "fsync does not commit the journal",
             Mutation::NoAutoDaAlloc => "no auto_da_alloc on replace",
         }
-    }
-}
-
-impl Disk {
-    /// A commit (ext4's journal, xfs's log, btrfs's transaction): files
-    /// flagged for a write-out write their data first (ordered mode), then
-    /// every name change and size so far becomes durable at once.
-    pub(super) fn commit(&mut self, now: VTime) {
-        debug_assert!(self.model.commits(), "{} has no commit", self.model.name());
-        let (sector, model) = (self.sector_bytes as usize, self.model);
-        for inode in self.inodes.values_mut() {
-            match &mut inode.kind {
-                Kind::File(f) => {
-                    // A truncate commits before the size that followed it:
-                    // cut down and grown back, the file reads zeros past the
-                    // cut, not what its freed blocks held (etcd's ZeroToEnd
-                    // on the real kernel; litmus zero_to_end_write_across).
-                    if let Some(cut) = f.truncated_to.filter(|&t| t < f.image.len()) {
-                        f.image.resize(&f.data, cut, sector as u64, &Default::default());
-                    }
-                    if let Some(size) = f.pending_size.take() {
-                        f.image.resize(&f.data, size, sector as u64, &Default::default());
-                    }
-                    // ext4 (data=ordered) zeroes the block a truncate cuts
-                    // inside and makes it ordered data: the commit writes
-                    // that block as the cache holds it, whatever was written
-                    // there since (`ext4_block_truncate_page`).
-                    if let Some(cut) = f.truncated_to.filter(|t| model == FsModel::Ext4 && t % EXT4_BLOCK_BYTES != 0) {
-                        let block = cut / EXT4_BLOCK_BYTES * EXT4_BLOCK_BYTES;
-                        Disk::write_out_range(f, sector, block, block + EXT4_BLOCK_BYTES);
-                    }
-                    if std::mem::take(&mut f.flush_on_commit) {
-                        Disk::write_out(f, sector);
-                    }
-                    f.truncated_to_zero = false;
-                    f.truncated_to = None;
-                }
-                Kind::Dir { entries, durable_entries } => *durable_entries = entries.clone(),
-            }
-        }
-        self.recount_all();
-        self.note_orphans_may_go();
-        self.last_commit = now;
-    }
-
-    /// The periodic commit, when its interval has passed. Called before each
-    /// host call of the disk's node and before a crash, so every operation
-    /// made before the commit moment is in it.
-    pub fn tick(&mut self, now: VTime) {
-        if self.model.commits() && self.commit_interval_ns > 0 && now.nanos() >= self.last_commit.nanos().saturating_add(self.commit_interval_ns) {
-            self.commit(now);
-        }
-    }
-
-    /// The file was closed: a replace-via-truncate's data is written out
-    /// before the next commit (ext4's auto_da_alloc, xfs).
-    pub fn closed(&mut self, ino: Ino) {
-        if !self.model.flushes_on_close_after_truncate() || self.mutation == Some(Mutation::NoAutoDaAlloc) {
-            return;
-        }
-        if let Ok(f) = self.file_mut(ino) {
-            if f.truncated_to_zero && !f.dirty.is_empty() {
-                f.flush_on_commit = true;
-            }
-        }
-    }
-
-    /// A file was renamed over an existing file: ext4 writes its data out
-    /// before the commit that makes the rename durable (auto_da_alloc).
-    pub(super) fn replaced_via_rename(&mut self, ino: Ino) {
-        if !self.model.flushes_on_rename_over() || self.mutation == Some(Mutation::NoAutoDaAlloc) {
-            return;
-        }
-        if let Ok(f) = self.file_mut(ino) {
-            f.flush_on_commit = true;
-        }
-    }
-
-    /// btrfs: an fsync of `ino` makes its name durable where it is now (and
-    /// drops a durable name it had elsewhere), and the name of every folder
-    /// on its path.
-    pub(super) fn log_names(&mut self, ino: Ino) {
-        let mut links = Vec::new();
-        let mut cur = ino;
-        for _ in 0..=super::PATH_DEPTH_MAX * 4 {
-            if cur == super::ROOT {
-                break;
-            }
-            let Ok(i) = self.inode(cur) else { return };
-            if i.parent == super::UNLINKED {
-                return;
-            }
-            links.push((i.parent, i.name.clone(), cur));
-            cur = i.parent;
-        }
-        for (dir, name, child) in links {
-            // The child's old durable name goes with the new one (a rename).
-            for inode in self.inodes.values_mut() {
-                if let Kind::Dir { durable_entries, .. } = &mut inode.kind {
-                    durable_entries.retain(|_, i| *i != child);
-                }
-            }
-            if let Ok(Kind::Dir { durable_entries, .. }) = self.inode_mut(dir).map(|i| &mut i.kind) {
-                durable_entries.insert(name, child);
-            }
-        }
-        self.note_orphans_may_go();
     }
 }

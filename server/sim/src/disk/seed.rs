@@ -96,3 +96,15 @@ impl Disk {
         out
     }
 }
+
+/// One line naming a tree: paths, sizes and digests.
+pub fn tree_key(entries: &[TreeEntry]) -> String {
+    if entries.is_empty() {
+        return "(empty)".into();
+    }
+    entries
+        .iter()
+        .map(|e| if e.dir { format!("{}/", e.path) } else { format!("{} {} {}", e.path, e.size, e.hash.as_deref().unwrap_or("-")) })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

@@ -1,5 +1,4 @@
 //! Sizes, offsets and constants of the preview1 ABI structures.
-pub const FILETYPE_UNKNOWN: u8 = 0;
 pub const FILETYPE_CHARACTER_DEVICE: u8 = 2;
 pub const FILETYPE_DIRECTORY: u8 = 3;
 pub const FILETYPE_REGULAR_FILE: u8 = 4;
@@ -8,7 +7,6 @@ pub const FILETYPE_SOCKET_STREAM: u8 = 6;
 pub const FDFLAGS_APPEND: u16 = 1;
 pub const FDFLAGS_DSYNC: u16 = 2;
 pub const FDFLAGS_NONBLOCK: u16 = 4;
-pub const FDFLAGS_RSYNC: u16 = 8;
 pub const FDFLAGS_SYNC: u16 = 16;
 
 pub const OFLAGS_CREAT: u16 = 1;

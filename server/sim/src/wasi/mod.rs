@@ -10,13 +10,13 @@
 //! Every host call goes through [`host`], which charges the compute the guest
 //! did since its last call as virtual time, and hands the call a [`Cx`]:
 //! guest memory, the node's own state and the shared world.
-pub mod args;
-pub mod clock;
-pub use crate::errno;
-pub mod fd;
+pub(crate) mod args;
+pub(crate) mod clock;
+pub(crate) use crate::errno;
+pub(crate) mod fd;
 pub mod fdtable;
-pub mod layout;
-pub mod link;
+pub(crate) mod layout;
+pub(crate) mod link;
 pub mod mem;
 pub mod mmap;
 pub mod path;

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 mod faults;
-pub mod storage;
+pub(crate) mod storage;
 
 /// Bound on the missing folders a node remembers for a hint.
 pub const MISSING_DIRS_MAX: usize = 16;
@@ -182,7 +182,7 @@ pub struct World {
     pub coverage: Vec<crate::coverage::Reached>,
     /// Edge (index, bucket) pairs reached, per node instance, with when each
     /// was first seen (`coverage::Mode::Edges` only; sized like `coverage`).
-    pub edges: Vec<crate::coverage::edges::EdgesReached>,
+    pub edges: Vec<crate::coverage::EdgesReached>,
     /// The test oracle: workload memory that survives every node's crashes.
     pub oracle: BTreeMap<String, Vec<u8>>,
     /// Nodes crashed since the scheduler last looked: their stores must go.
