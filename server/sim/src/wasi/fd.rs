@@ -374,6 +374,17 @@ pub async fn fd_pwrite_async(caller: &mut wasmtime::Caller<'_, crate::node::Node
     finish_sync_write(caller, i32::from(e)).await
 }
 
+/// fd_read and fd_write on a blocking socket wait like sock_recv/sock_send
+/// (a write then makes its O_SYNC wait).
+pub async fn fd_read_async(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nread: u32) -> wasmtime::Result<i32> {
+    super::sock::blocking(caller, fd, super::sock::Wait::Receive, |cx| fd_read(cx, fd, iovs, iovs_len, nread)).await
+}
+
+pub async fn fd_write_async(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> wasmtime::Result<i32> {
+    let code = super::sock::blocking(caller, fd, super::sock::Wait::Send, |cx| fd_write(cx, fd, iovs, iovs_len, nwritten)).await?;
+    finish_sync_write(caller, code).await
+}
+
 /// Waits `fsync_latency`, then syncs `ino` (what fsync and msync(MS_SYNC) do).
 pub async fn sync_ino(caller: &mut wasmtime::Caller<'_, crate::node::NodeCtx>, ino: u64) -> wasmtime::Result<i32> {
     let deadline = super::host(caller, |cx| {

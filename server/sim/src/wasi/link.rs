@@ -82,7 +82,7 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
 
     n.insert("fd_read");
     l.func_wrap_async(WASI, "fd_read", |mut caller: Caller<'_, NodeCtx>, (f, i, c, o): (i32, i32, i32, i32)| {
-        Box::new(async move { sock::fd_read(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
+        Box::new(async move { fd::fd_read_async(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
     })?;
     n.insert("fd_pwrite");
     l.func_wrap_async(WASI, "fd_pwrite", |mut caller: Caller<'_, NodeCtx>, (f, i, c, off, o): (i32, i32, i32, i64, i32)| {
@@ -90,7 +90,7 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     })?;
     n.insert("fd_write");
     l.func_wrap_async(WASI, "fd_write", |mut caller: Caller<'_, NodeCtx>, (f, i, c, o): (i32, i32, i32, i32)| {
-        Box::new(async move { sock::fd_write(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
+        Box::new(async move { fd::fd_write_async(&mut caller, f as u32, i as u32, c as u32, o as u32).await })
     })?;
 
     // Sockets: preview1's and the WasmEdge extension's.

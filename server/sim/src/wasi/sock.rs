@@ -432,13 +432,3 @@ pub async fn sock_connect(caller: &mut Caller<'_, NodeCtx>, fd: u32, addr: u32, 
     }
     blocking(caller, fd, Wait::Send, |cx| connect_wait(cx, fd)).await
 }
-
-/// fd_read and fd_write on a blocking socket wait like sock_recv/sock_send.
-pub async fn fd_read(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nread: u32) -> wasmtime::Result<i32> {
-    blocking(caller, fd, Wait::Receive, |cx| super::fd::fd_read(cx, fd, iovs, iovs_len, nread)).await
-}
-
-pub async fn fd_write(caller: &mut Caller<'_, NodeCtx>, fd: u32, iovs: u32, iovs_len: u32, nwritten: u32) -> wasmtime::Result<i32> {
-    let code = blocking(caller, fd, Wait::Send, |cx| super::fd::fd_write(cx, fd, iovs, iovs_len, nwritten)).await?;
-    super::fd::finish_sync_write(caller, code).await
-}
