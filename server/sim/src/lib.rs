@@ -23,38 +23,39 @@
 //! Wall-clock readings exist only in [`outcome::Stats`] (how long the run
 //! took on this machine) and never feed back into the simulation.
 
-pub mod abi;
+mod abi;
 mod antithesis;
 mod clockmodel;
 pub mod config;
 pub mod coverage;
 pub mod disk;
 mod engine;
-pub mod events;
+mod events;
 pub mod failure;
 pub mod guest_profile;
 mod errno;
-pub mod faults;
+mod faults;
 pub mod files;
 pub mod hash;
-pub mod locks;
+pub mod limits;
+mod locks;
 pub mod memory;
 pub mod net;
-pub mod node;
+mod node;
 pub mod outcome;
 mod program;
 pub mod props;
 pub mod run;
 pub mod schedule;
-pub mod scheduler;
+mod scheduler;
 pub mod snapshot;
 pub mod streams;
 mod teach;
 pub mod trace;
 mod traps;
 pub mod vtime;
-pub mod wasi;
-pub mod world;
+mod wasi;
+mod world;
 
 pub use config::{Config, ConfigError};
 pub use engine::{Engine, EngineOptions};
@@ -64,3 +65,4 @@ pub use program::Program;
 pub use run::{run, run_paused, RunOptions};
 pub use schedule::{check_fits, Branch, Fault, Schedule, ScheduleFile};
 pub use vtime::VTime;
+pub use world::World;

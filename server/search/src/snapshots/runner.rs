@@ -22,7 +22,7 @@
 use super::os::{self, Forked, OneThread, Pid, Watch};
 use super::wire::{self, Moment, Order, Reply, Request, SnapId};
 use seedfall_sim::snapshot::{divergence, Pause};
-use seedfall_sim::world::World;
+use seedfall_sim::World;
 use seedfall_sim::{Program, RunOptions, Schedule};
 use std::collections::BTreeMap;
 use std::fs::File;

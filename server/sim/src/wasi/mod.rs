@@ -37,10 +37,6 @@ pub struct Cx<'a> {
 }
 
 impl Cx<'_> {
-    pub fn node_idx(&self) -> usize {
-        self.node.idx
-    }
-
     /// Charges host work of this call (see [`work`]).
     pub fn charge(&mut self, kind: &'static str, units: u64) {
         self.node.work.charge(kind, units);
