@@ -77,7 +77,7 @@ fn main() {
     for (name, wat) in KERNELS {
         let base = time(wat, false, None);
         let fuel = time(wat, true, None);
-        let yielding = time(wat, true, Some(seedfall_sim::scheduler::FUEL_QUANTUM));
+        let yielding = time(wat, true, Some(seedfall_sim::FUEL_QUANTUM));
         println!(
             "{name:<22} {:>8.1}ms {:>8.1}ms {:>12.1}ms {:>+7.0}% {:>+7.0}%",
             base * 1e3,

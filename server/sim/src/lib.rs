@@ -63,6 +63,7 @@ pub use outcome::{Outcome, Stats, Verdict};
 pub use props::Watermark;
 pub use program::Program;
 pub use run::{run, run_paused, RunOptions};
+pub use scheduler::FUEL_QUANTUM;
 pub use schedule::{check_fits, Branch, Fault, Schedule, ScheduleFile};
 pub use vtime::VTime;
 pub use world::World;
