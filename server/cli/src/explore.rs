@@ -269,7 +269,9 @@ pub fn main(a: ExploreArgs) -> i32 {
         let mut shortest = std::collections::BTreeMap::new();
         for (o, folder) in result.failures.iter().zip(&folders) {
             found.add(o);
-            crate::report::note_shortest(&found, &mut shortest, o, folder.clone());
+            if let Some(id) = found.shortest_id(o) {
+                shortest.insert(id, crate::report::Shortest { outcome: o.clone(), folder: folder.clone() });
+            }
         }
         let wall_ns = result.rounds.last().map_or(1, |r| r.elapsed_ms.max(1) * 1_000_000);
         let summary = seedfall_search::SweepSummary {

@@ -117,7 +117,7 @@ pub fn cases(facts: &Facts, fail_on_pinned: bool) -> Vec<Case> {
     let findings = facts.table.findings();
     for t in facts.table.by_message.values() {
         let name = format!("{} \"{}\"", t.kind.name(), t.message);
-        let place = facts.places.get(&t.message).map(|p| p.text.clone()).unwrap_or_default();
+        let place = seedfall_search::sweep_result::place_text(facts.places, t);
         let verdict = findings.iter().find_map(|f| match f {
             seedfall_search::properties::Finding::NeverReached { message, .. } if *message == t.message => Some(("never_reached", "never reached in any run")),
             seedfall_search::properties::Finding::NeverTrue { message, .. } if *message == t.message => Some(("never_true", "never true in any run")),

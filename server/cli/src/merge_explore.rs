@@ -6,7 +6,7 @@ use seedfall_search::explore::ExploreResult;
 use seedfall_search::finding::{Findings, Signature};
 use seedfall_search::merge::explore::ExploreMerge;
 use seedfall_search::shard_result::{self, FailedRun, Read, ShardBlock};
-use seedfall_search::sweep_result::{Block, Place};
+use seedfall_search::sweep_result::{place_text, Block, Place};
 use seedfall_search::Project;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -99,9 +99,10 @@ pub fn merge(reads: &[Read], json: Option<&str>, junit: Option<&Path>, corpus: O
         if let Some(dir) = &corpus {
             println!("corpus: {gathered} new entr{} gathered into {}", if *gathered == 1 { "y" } else { "ies" }, output::relative(dir));
         }
-        print!("{}", output::property_table(table, &|t| places.get(&t.message).map(|p: &Place| p.text.clone()).unwrap_or_default()));
+        let place = |t: &seedfall_search::properties::PropertyTally| place_text(places, t);
+        print!("{}", output::property_table(table, &place));
         for f in &table.findings() {
-            println!("{}", output::finding_line(f, &|t| places.get(&t.message).map(|p: &Place| p.text.clone()).unwrap_or_default()));
+            println!("{}", output::finding_line(f, &place));
         }
         println!("{runs} runs over {} shards, {} failing in {} finding{}", reads.len(), failures.len(), found.by_id.len(), if found.by_id.len() == 1 { "" } else { "s" });
     }

@@ -35,17 +35,6 @@ pub struct Shortest {
     pub folder: Option<PathBuf>,
 }
 
-/// Keeps `o` (just added to `found`) when it is now its finding's shortest
-/// run: the report shows that run, as the terminal does.
-pub fn note_shortest(found: &Findings, shortest: &mut BTreeMap<String, Shortest>, o: &Outcome, folder: Option<PathBuf>) {
-    let f = o.failure.as_ref().expect("a failing outcome");
-    let id = seedfall_search::finding::Signature::of(f).id();
-    let first = &found.by_id[&id].shortest[0];
-    if (first.seed, first.time_ns, first.steps) == (o.seed, f.time_ns, o.stats.steps) {
-        shortest.insert(id, Shortest { outcome: o.clone(), folder });
-    }
-}
-
 pub struct Input<'a> {
     pub project: &'a Project,
     pub seeds: String,

@@ -263,14 +263,15 @@ pub fn main(a: RunArgs) -> i32 {
             None
         };
         let r = &mut session.result;
-        if a.extras.report.is_some() {
-            crate::report::note_shortest(&r.found, &mut shortest, outcome, folder.clone());
-        }
         let mut f = output::failure_json(&project, outcome);
         f.folder = folder.as_ref().map(|p| output::relative(p));
         r.failures.push(f);
-        let id = seedfall_search::finding::Signature::of(failure).id();
-        if r.found.by_id[&id].shortest[0].seed == outcome.seed {
+        // The finding's shortest run so far gives its block (and the
+        // report's timeline).
+        if let Some(id) = r.found.shortest_id(outcome) {
+            if a.extras.report.is_some() {
+                shortest.insert(id.clone(), crate::report::Shortest { outcome: outcome.clone(), folder: folder.clone() });
+            }
             let place = output::display_location(&project, failure).unwrap_or_default();
             let block = Block { seed: outcome.seed, text: output::failure_block(&project, outcome), folder: folder.as_ref().map(|p| output::relative(p)), place };
             r.blocks.insert(id, block);

@@ -242,6 +242,14 @@ impl Findings {
         added
     }
 
+    /// The id of `o`'s finding when `o` (already added) is now its shortest
+    /// run: what the terminal and the report show of the finding.
+    pub fn shortest_id(&self, o: &Outcome) -> Option<String> {
+        let f = o.failure.as_ref()?;
+        let id = Signature::of(f).id();
+        (self.by_id.get(&id)?.shortest.first()?.key() == Run::of(o.seed, f, o.stats.steps).key()).then_some(id)
+    }
+
     /// Findings with the most failing runs first.
     pub fn ordered(&self) -> Vec<&Finding> {
         let mut v: Vec<&Finding> = self.by_id.values().collect();

@@ -41,7 +41,6 @@ pub struct SweepSession {
     pub result: SweepResult,
     /// Failing runs as `FailedRun`s: a shard's result and a merge need them.
     pub runs: Vec<FailedRun>,
-    keep_runs: bool,
     passing_with_folders: BTreeSet<u64>,
     displaced: Vec<(u64, Signature)>,
 }
@@ -56,14 +55,14 @@ impl SweepSession {
         let claim = (!sharded).then(|| kept::Claim::new(config));
         let had_folders = crate::artifacts::seeds_with_folders(config);
         let feed = Feed::Runs { sharded, independent, had_folders, claim, started };
-        SweepSession { config: Some(config.clone()), feed, result, runs: Vec::new(), keep_runs: sharded, passing_with_folders: BTreeSet::new(), displaced: Vec::new() }
+        SweepSession { config: Some(config.clone()), feed, result, runs: Vec::new(), passing_with_folders: BTreeSet::new(), displaced: Vec::new() }
     }
 
     /// A session merging shard results of a sweep of `config` (None when it
     /// is not here: folders, the index and last-run are left as the shards
     /// wrote them).
     pub fn for_shards(config: Option<Config>, result: SweepResult) -> SweepSession {
-        SweepSession { config, feed: Feed::Shards, result, runs: Vec::new(), keep_runs: true, passing_with_folders: BTreeSet::new(), displaced: Vec::new() }
+        SweepSession { config, feed: Feed::Shards, result, runs: Vec::new(), passing_with_folders: BTreeSet::new(), displaced: Vec::new() }
     }
 
     /// Adds a run's outcome (in seed order). For a failing run, returns what
@@ -93,11 +92,13 @@ impl SweepSession {
 
     fn add_failed(&mut self, seed: u64, steps: u64, failure: &seedfall_sim::failure::Failure) -> Added {
         self.result.failed_seeds.push(seed);
-        if self.keep_runs && matches!(self.feed, Feed::Runs { .. }) {
+        // A shard's runs go to its result; a merge keeps its own (and
+        // finds what is displaced once all are in: `finish`).
+        if let Feed::Runs { sharded: true, .. } = &self.feed {
             self.runs.push(FailedRun { seed, steps, failure: failure.clone() });
         }
         let added = self.result.found.add_run(seed, failure, steps);
-        if let Some(evicted) = added.evicted {
+        if let (Some(evicted), Feed::Runs { .. }) = (added.evicted, &self.feed) {
             self.displaced.push((evicted, Signature::of(failure)));
         }
         added

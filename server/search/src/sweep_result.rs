@@ -61,6 +61,12 @@ pub struct NodeFailureJson {
     pub hint: Option<String>,
 }
 
+/// Where the terminal shows a property, from places by message (empty when
+/// they do not say).
+pub fn place_text(places: &BTreeMap<String, Place>, t: &PropertyTally) -> String {
+    places.get(&t.message).map(|p| p.text.clone()).unwrap_or_default()
+}
+
 /// A sweep's facts once it is done (or merged).
 pub struct SweepResult {
     /// The config, relative to the current folder.
@@ -159,7 +165,7 @@ impl SweepResult {
 
     /// Where the terminal shows a property (empty when it does not know).
     pub fn place(&self, t: &PropertyTally) -> String {
-        self.places.get(&t.message).map(|p| p.text.clone()).unwrap_or_default()
+        place_text(&self.places, t)
     }
 
     /// 0 every run passed; 1 a run failed, the sweep has a verdict against
