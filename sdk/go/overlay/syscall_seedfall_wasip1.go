@@ -77,6 +77,9 @@ func seedfallMsync(addr unsafe.Pointer, length int32, flags int32) Errno
 //go:wasmimport seedfall flock
 func seedfallFlock(fd int32, how int32) Errno
 
+//go:wasmimport seedfall statfs
+func seedfallStatfs(out unsafe.Pointer) Errno
+
 // The mappings' memory, kept alive until Munmap (Go's heap never moves, so
 // the host's copy of an address stays right).
 var (
@@ -191,14 +194,20 @@ type Statfs_t struct {
 }
 
 // Statfs reports the simulated disk as an ext4 file system (its magic
-// number) of 2 GiB (seedfall's bound on a disk's data) in 4 KiB blocks, all
-// free: the disk does not say how full it is, and runs out only at its
-// bound (ENOSPC).
+// number) in 4 KiB blocks, of the node's disk.capacity (or 2 GiB, seedfall's
+// bound on a disk's data), with the free space the disk has now: 0 while a
+// disk_full fault holds.
 func Statfs(path string, buf *Statfs_t) error {
 	var st Stat_t
 	if err := Stat(path, &st); err != nil {
 		return err
 	}
-	*buf = Statfs_t{Type: 0xEF53, Bsize: 4096, Blocks: 1 << 19, Bfree: 1 << 19, Bavail: 1 << 19, Files: 1 << 20, Ffree: 1 << 20, Namelen: 255, Frsize: 4096}
+	var space [2]uint64
+	if errno := seedfallStatfs(unsafe.Pointer(&space)); errno != 0 {
+		return errno
+	}
+	const block = 4096
+	total, free := space[0]/block, space[1]/block
+	*buf = Statfs_t{Type: 0xEF53, Bsize: block, Blocks: total, Bfree: free, Bavail: free, Files: 1 << 20, Ffree: 1 << 20, Namelen: 255, Frsize: block}
 	return nil
 }

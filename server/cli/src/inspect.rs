@@ -58,7 +58,7 @@ pub fn kind_of(e: &EventKind) -> &'static str {
         EventKind::SetupComplete => "setup",
         EventKind::Branch { .. } => "branch",
         EventKind::Net { .. } => "net",
-        EventKind::Disk { .. } => "disk",
+        EventKind::Disk { .. } | EventKind::NoSpace { .. } => "disk",
         EventKind::Unsupported { .. } | EventKind::End { .. } | EventKind::Families { .. } => "other",
     }
 }

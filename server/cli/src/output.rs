@@ -335,6 +335,14 @@ fn event_text_raw(kind: &seedfall_sim::trace::EventKind) -> String {
             (None, Some(size)) => format!("{} {path} to {size} bytes", op.name()),
             (None, None) => format!("{} {path}", op.name()),
         },
+        EventKind::NoSpace { op, path, asked, done, free, full } => {
+            let why = if *full { "the disk is full (disk_full)".to_string() } else { format!("{free} bytes free") };
+            if *done > 0 {
+                format!("no space: {op} {path} wrote {done} of {asked} bytes ({why})")
+            } else {
+                format!("no space: {op} {path} refused with ENOSPC ({why})")
+            }
+        }
         EventKind::Net { text } => format!("net: {text}"),
         EventKind::Families { families } => format!("fault families on: {}", if families.is_empty() { "none".to_string() } else { families.join(", ") }),
     }

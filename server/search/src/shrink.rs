@@ -119,6 +119,9 @@ fn simpler(f: &Fault, failure_ns: u64) -> Vec<Fault> {
         Fault::ClockSkew { node, at_ns, rate_ppm, duration_ns } if duration_ns > 1_000 => {
             out.push(Fault::ClockSkew { node, at_ns, rate_ppm, duration_ns: duration_ns / 2 });
         }
+        Fault::DiskFull { node, at_ns, duration_ns } if duration_ns > 1_000 => {
+            out.push(Fault::DiskFull { node, at_ns, duration_ns: duration_ns / 2 });
+        }
         Fault::Partition { node, at_ns, duration_ns, peers, direction } => {
             if duration_ns > 1_000 {
                 out.push(Fault::Partition { node: node.clone(), at_ns, duration_ns: duration_ns / 2, peers: peers.clone(), direction });
@@ -149,6 +152,7 @@ fn simpler(f: &Fault, failure_ns: u64) -> Vec<Fault> {
         | Fault::ClockSkew { at_ns, .. }
         | Fault::ClockJump { at_ns, .. }
         | Fault::Partition { at_ns, .. }
+        | Fault::DiskFull { at_ns, .. }
         | Fault::Crash { at_ns, disk_op: None, .. } => {
             if let Some(t) = later(*at_ns) {
                 out.push(f.clone().at(t));

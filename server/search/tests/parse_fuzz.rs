@@ -83,8 +83,8 @@ fn value() -> impl Strategy<Value = Value> {
     })
 }
 
-const FAULT_KINDS: &[&str] = &["crash", "crash", "fsync_eio", "pause", "pause", "clock_skew", "clock_jump", "buggify", "partition", "partition", "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write", "nonsense"];
-const FAULT_FIELDS: &[&str] = &["at_ns", "duration_ns", "restart_after_ns", "disk_op", "torn", "sync", "rate_ppm", "delta_ns", "site", "call", "peers", "direction", "read", "write", "byte", "bit", "sector", "to_sector", "path"];
+const FAULT_KINDS: &[&str] = &["crash", "crash", "fsync_eio", "pause", "pause", "clock_skew", "clock_jump", "buggify", "partition", "partition", "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write", "write_error", "disk_full", "nonsense"];
+const FAULT_FIELDS: &[&str] = &["at_ns", "duration_ns", "restart_after_ns", "disk_op", "torn", "sync", "rate_ppm", "delta_ns", "site", "call", "peers", "direction", "read", "write", "byte", "bit", "sector", "to_sector", "path", "errno"];
 
 /// The fields each kind needs (the rest are optional).
 fn required(kind: &str) -> &'static [&'static str] {
@@ -98,6 +98,8 @@ fn required(kind: &str) -> &'static [&'static str] {
         "latent_sector_error" => &["read", "sector"],
         "misdirected_write" => &["write", "to_sector"],
         "lost_write" => &["write"],
+        "write_error" => &["write", "errno"],
+        "disk_full" => &["duration_ns"],
         _ => &[],
     }
 }
@@ -119,7 +121,7 @@ fn fault() -> impl Strategy<Value = Value> {
             // at_ns is usually valid, so that later fields are reached.
             m.insert("at_ns".into(), json!(1_000_000));
             for (k, v) in required(kind).iter().zip(values) {
-                let v = if *k == "site" { json!("s") } else if *k == "bit" { json!(v.as_u64().map_or(3, |b| b % 9)) } else { v };
+                let v = if *k == "site" { json!("s") } else if *k == "errno" { json!("ENOSPC") } else if *k == "bit" { json!(v.as_u64().map_or(3, |b| b % 9)) } else { v };
                 m.insert(k.to_string(), v);
             }
             if with_extra {
@@ -144,7 +146,7 @@ proptest! {
     fn configs_parse_or_fail_with_a_message(
         field in prop::sample::select(&["duration", "nodes", "disk", "faults", "net", "limits", "determinism", "regressions", "name", "version", "extra"][..]),
         v in value(),
-        sub in prop::sample::select(&["crash", "pause", "partition", "clock_skew", "io_latency", "fsync_latency", "latency", "memory_mb", "run_memory_mb", "output_mb", "watchdog_instructions", "model", "sector_bytes", "swarm", "replicas", "env"][..]),
+        sub in prop::sample::select(&["crash", "pause", "partition", "clock_skew", "io_latency", "fsync_latency", "latency", "memory_mb", "run_memory_mb", "output_mb", "watchdog_instructions", "model", "sector_bytes", "swarm", "replicas", "env", "capacity", "write_error", "disk_full"][..]),
         w in value(),
         doc in value(),
     ) {

@@ -144,6 +144,17 @@ pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
         crate::traps::crashed(&caller)?;
         Ok(errno)
     })?;
+    // The disk's size and free space (what the Go storage overlay's
+    // syscall.Statfs reports): two little-endian u64 at `out`, total then
+    // free, in bytes. Free is 0 while a `disk_full` fault holds.
+    l.func_wrap(MODULE, "statfs", |mut caller: Caller<'_, NodeCtx>, out: i32| -> wasmtime::Result<i32> {
+        Ok(host(&mut caller, |cx| {
+            let idx = cx.node.idx;
+            let space = cx.world.disks[idx].space(cx.world.now);
+            let r = crate::wasi::mem::write_u64(cx.mem, out as u32, space.total).and_then(|()| crate::wasi::mem::write_u64(cx.mem, (out as u32).checked_add(8).ok_or(crate::errno::FAULT)?, space.free));
+            i32::from(r.err().unwrap_or(crate::errno::SUCCESS))
+        }))
+    })?;
     Ok(())
 }
 

@@ -24,6 +24,8 @@ pub enum Planned {
     Jump { node_idx: usize, delta_ns: i64 },
     /// Isolate the node from every other instance.
     Partition { node_idx: usize, duration_ns: u64, direction: crate::schedule::Direction },
+    /// The node's disk has no free space for a while.
+    DiskFull { node_idx: usize, duration_ns: u64 },
     /// A recorded fault from a schedule, applied as it was.
     Exact(Fault),
 }
@@ -42,6 +44,8 @@ pub struct Families {
     pub latent_sector_error: bool,
     pub misdirected_write: bool,
     pub lost_write: bool,
+    pub write_error: bool,
+    pub disk_full: bool,
 }
 
 impl Families {
@@ -58,6 +62,8 @@ impl Families {
             (self.latent_sector_error, "latent_sector_error"),
             (self.misdirected_write, "misdirected_write"),
             (self.lost_write, "lost_write"),
+            (self.write_error, "write_error"),
+            (self.disk_full, "disk_full"),
         ];
         all.into_iter().filter(|(on, _)| *on).map(|(_, n)| n).collect()
     }
@@ -77,6 +83,9 @@ pub fn families(f: &FaultConfig, streams: &mut Streams) -> Families {
         latent_sector_error: pick(f.latent_sector_error.is_some()),
         misdirected_write: pick(f.misdirected_write.is_some()),
         lost_write: pick(f.lost_write.is_some()),
+        // Last, so a config without them draws what it always drew.
+        write_error: pick(f.write_error.is_some()),
+        disk_full: pick(f.disk_full.is_some()),
     }
 }
 
@@ -162,6 +171,13 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams, from: VTime)
             }
         }
     }
+    if let (true, Some(d)) = (fam.disk_full, &f.disk_full) {
+        for node_idx in targets(config, &d.nodes) {
+            for at in arrivals(streams, d.rate, from, config.duration) {
+                out.push((at, Planned::DiskFull { node_idx, duration_ns: span(streams, d.duration) }));
+            }
+        }
+    }
     out.sort_by_key(|(t, _)| *t);
     out
 }
@@ -169,6 +185,11 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams, from: VTime)
 /// Whether the node instance is a target of a storage fault family.
 pub fn media_target(config: &Config, family: &Option<crate::config::MediaFaults>, node_idx: usize) -> bool {
     family.as_ref().is_some_and(|m| targets(config, &m.nodes).contains(&node_idx))
+}
+
+/// Whether the node instance is a target of the write-error family.
+pub fn write_error_target(config: &Config, node_idx: usize) -> bool {
+    config.faults.write_error.as_ref().is_some_and(|w| targets(config, &w.nodes).contains(&node_idx))
 }
 
 /// Whether the node instance is a target of the fsync-EIO family.

@@ -46,6 +46,7 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
         let mut d = crate::disk::Disk::new(config.disk.sector_bytes, model);
         d.commit_interval_ns = config.disk.commit_interval_ns.unwrap_or(model.commit_interval_default_ns());
         d.mutation = options.mutation.filter(|m| m.applies_to(model));
+        let capacity = spec.capacity(&config.disk);
         for dir in &spec.disk.dirs {
             d.seed_dir(dir).unwrap_or_else(|e| panic!("a checked seed folder {dir} cannot be made: errno {e}"));
         }
@@ -54,6 +55,12 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
                 w.fault.get_or_insert_with(|| format!("node \"{}\": cannot seed {path} (a folder is in its way, or the disk is full)", spec.name));
             }
         }
+        // Set once seeded: what the config seeds must fit, or no seed can run.
+        if let Some(cap) = capacity.filter(|&c| d.used_bytes() > c) {
+            let field = if spec.disk.capacity.is_some() { format!("nodes[{node_idx}].disk.capacity") } else { "disk.capacity".to_string() };
+            w.fault.get_or_insert_with(|| format!("node \"{}\": its seeded folders and files hold {} bytes, more than {field} ({cap} bytes)", spec.name, d.used_bytes()));
+        }
+        d.capacity = capacity;
         w.disks[i] = d;
     }
     w.faults.media.replicas = instances.iter().map(|(n, name)| {
@@ -83,6 +90,16 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
             w.faults.media.latent_sector_error = media(&config.faults.latent_sector_error, fam.latent_sector_error);
             w.faults.media.misdirected_write = media(&config.faults.misdirected_write, fam.misdirected_write);
             w.faults.media.lost_write = media(&config.faults.lost_write, fam.lost_write);
+            if let Some(we) = &config.faults.write_error {
+                w.faults.media.write_error = crate::world::storage::MediaRate {
+                    on: fam.write_error,
+                    probability: we.probability,
+                    targets: (0..instances.len()).map(|i| faults::write_error_target(config, i)).collect(),
+                    atlas: false,
+                };
+                w.faults.media.write_error_prefix = we.path_prefix.clone();
+                w.faults.media.write_errnos = we.errors.clone();
+            }
             if config.faults.after_setup {
                 // Planned when setup completes (`World::setup_complete`).
                 w.faults.waiting_setup = true;
@@ -108,7 +125,7 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
                             w.faults.media.at_read.insert((i, *read), f.clone());
                         }
                     }
-                    Fault::MisdirectedWrite { node, write, .. } | Fault::LostWrite { node, write, .. } => {
+                    Fault::MisdirectedWrite { node, write, .. } | Fault::LostWrite { node, write, .. } | Fault::WriteError { node, write, .. } => {
                         if let Some(i) = w.node_index(node) {
                             w.faults.media.at_write.insert((i, *write), f.clone());
                         }

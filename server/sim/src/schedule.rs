@@ -120,6 +120,44 @@ pub enum Fault {
     MisdirectedWrite { node: String, write: u64, at_ns: u64, to_sector: u64, #[serde(default)] path: String },
     /// The node's write number `write` is acknowledged and never persisted.
     LostWrite { node: String, write: u64, at_ns: u64, #[serde(default)] path: String },
+    /// The node's write number `write` fails with `errno` before anything
+    /// is written.
+    WriteError { node: String, write: u64, at_ns: u64, errno: WriteErrno, #[serde(default)] path: String },
+    /// The node's disk has no free space from `at_ns` for `duration_ns`.
+    DiskFull { node: String, at_ns: u64, duration_ns: u64 },
+}
+
+/// The error a `write_error` fault returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum WriteErrno {
+    #[serde(rename = "EIO")]
+    Eio,
+    #[serde(rename = "ENOSPC")]
+    Enospc,
+}
+
+impl WriteErrno {
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteErrno::Eio => "EIO",
+            WriteErrno::Enospc => "ENOSPC",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<WriteErrno> {
+        match text {
+            "EIO" => Some(WriteErrno::Eio),
+            "ENOSPC" => Some(WriteErrno::Enospc),
+            _ => None,
+        }
+    }
+
+    pub fn errno(self) -> crate::errno::Errno {
+        match self {
+            WriteErrno::Eio => crate::errno::IO,
+            WriteErrno::Enospc => crate::errno::NOSPC,
+        }
+    }
 }
 
 /// Which way a partition stops traffic, seen from its node.
@@ -163,7 +201,9 @@ impl Fault {
             | Fault::CorruptRead { node, .. }
             | Fault::LatentSectorError { node, .. }
             | Fault::MisdirectedWrite { node, .. }
-            | Fault::LostWrite { node, .. } => node,
+            | Fault::LostWrite { node, .. }
+            | Fault::WriteError { node, .. }
+            | Fault::DiskFull { node, .. } => node,
         }
     }
     pub fn at_ns(&self) -> u64 {
@@ -178,7 +218,9 @@ impl Fault {
             | Fault::CorruptRead { at_ns, .. }
             | Fault::LatentSectorError { at_ns, .. }
             | Fault::MisdirectedWrite { at_ns, .. }
-            | Fault::LostWrite { at_ns, .. } => *at_ns,
+            | Fault::LostWrite { at_ns, .. }
+            | Fault::WriteError { at_ns, .. }
+            | Fault::DiskFull { at_ns, .. } => *at_ns,
         }
     }
     /// The same fault, stamped with the time it was applied.
@@ -194,7 +236,9 @@ impl Fault {
             | Fault::CorruptRead { at_ns, .. }
             | Fault::LatentSectorError { at_ns, .. }
             | Fault::MisdirectedWrite { at_ns, .. }
-            | Fault::LostWrite { at_ns, .. } => *at_ns = now_ns,
+            | Fault::LostWrite { at_ns, .. }
+            | Fault::WriteError { at_ns, .. }
+            | Fault::DiskFull { at_ns, .. } => *at_ns = now_ns,
         }
         self
     }
@@ -213,6 +257,8 @@ impl Fault {
             Fault::LatentSectorError { .. } => "latent_sector_error",
             Fault::MisdirectedWrite { .. } => "misdirected_write",
             Fault::LostWrite { .. } => "lost_write",
+            Fault::WriteError { .. } => "write_error",
+            Fault::DiskFull { .. } => "disk_full",
         }
     }
     /// `crash server during disk op #56, restart at 791.388ms`
@@ -253,6 +299,8 @@ impl Fault {
             Fault::LatentSectorError { node, read, sector, path, .. } => format!("latent sector error on {node} (read #{read}: sector {sector} of {} unreadable until rewritten)", shown(path)),
             Fault::MisdirectedWrite { node, write, to_sector, path, .. } => format!("misdirected write on {node} (write #{write} to {} lands on sector {to_sector})", shown(path)),
             Fault::LostWrite { node, write, path, .. } => format!("lost write on {node} (write #{write} to {} never persisted)", shown(path)),
+            Fault::WriteError { node, write, errno, path, .. } => format!("write error on {node} (write #{write} to {} refused with {})", shown(path), errno.name()),
+            Fault::DiskFull { node, duration_ns, .. } => format!("disk full on {node} for {}", VTime(*duration_ns)),
         }
     }
 }
@@ -329,7 +377,7 @@ fn check_bounds(f: &Fault, sector_bytes: u64) -> Result<(), String> {
     within("at_ns", f.at_ns())?;
     match f {
         Fault::Crash { restart_after_ns: Some(d), .. } => within("restart_after_ns", *d),
-        Fault::Pause { duration_ns, .. } | Fault::Partition { duration_ns, .. } => within("duration_ns", *duration_ns),
+        Fault::Pause { duration_ns, .. } | Fault::Partition { duration_ns, .. } | Fault::DiskFull { duration_ns, .. } => within("duration_ns", *duration_ns),
         Fault::ClockSkew { rate_ppm, duration_ns, .. } => {
             within("duration_ns", *duration_ns)?;
             if !(1..=SKEW_PPM_MAX).contains(rate_ppm) {

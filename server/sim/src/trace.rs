@@ -67,6 +67,20 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         size: Option<u64>,
     },
+    /// A `op` (write, truncate, create, mkdir) on `path` the disk had no room
+    /// for: ENOSPC, or for a write `done` of the `asked` bytes (a short
+    /// write). `free` is the room left; `full`: a `disk_full` fault holds it at 0.
+    NoSpace {
+        op: String,
+        path: String,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        asked: u64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        done: u64,
+        free: u64,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        full: bool,
+    },
     /// Fault families switched on for this run (swarm mode).
     Families { families: Vec<String> },
     /// A connection-level event on the simulated network (refused, reset,

@@ -164,6 +164,9 @@ pub fn moves(fault: &Fault) -> Vec<(String, Fault)> {
             by_count(write, "write #", &|c| Fault::MisdirectedWrite { node: node.clone(), write: c, at_ns, to_sector, path: path.clone() })
         }
         Fault::LostWrite { node, write, at_ns, path } => by_count(write, "write #", &|c| Fault::LostWrite { node: node.clone(), write: c, at_ns, path: path.clone() }),
+        Fault::WriteError { node, write, at_ns, errno, path } => {
+            by_count(write, "write #", &|c| Fault::WriteError { node: node.clone(), write: c, at_ns, errno, path: path.clone() })
+        }
         timed => times_around(timed.at_ns()).into_iter().map(|t| (format!("t={}", seedfall_sim::VTime(t)), timed.clone().at(t))).collect(),
     };
     assert!(out.len() <= MOVES_PER_FAULT_MAX);

@@ -299,6 +299,9 @@ impl Chooser {
         if let Some(p) = &f.partition {
             families.push(("partition", &p.nodes));
         }
+        if let Some(d) = &f.disk_full {
+            families.push(("disk_full", &d.nodes));
+        }
         if families.is_empty() {
             return None;
         }
@@ -332,6 +335,7 @@ impl Chooser {
                 let direction = Direction::drawn(one_way, self.below(2));
                 Fault::Partition { node, at_ns, duration_ns, peers: Vec::new(), direction }
             }
+            "disk_full" => Fault::DiskFull { node, at_ns, duration_ns: span(f.disk_full.as_ref().unwrap().duration) },
             _ => {
                 let j = f.clock_jump.as_ref().unwrap();
                 Fault::ClockJump { node, at_ns, delta_ns: self.below(j.max_ns.max(1)) as i64 + 1 }

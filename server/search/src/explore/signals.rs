@@ -86,13 +86,13 @@ impl Reached {
 }
 
 /// Fault kinds whose window is open at `t`: a crashed node not yet
-/// restarted, a pause, a clock skew, a partition.
+/// restarted, a pause, a clock skew, a partition, a full disk.
 fn open_windows(faults: &[Fault], t: u64) -> Vec<String> {
     let mut kinds = BTreeSet::new();
     for f in faults {
         let window = match f {
             Fault::Crash { at_ns, restart_after_ns, .. } => Some((*at_ns, restart_after_ns.map_or(u64::MAX, |d| at_ns + d))),
-            Fault::Pause { at_ns, duration_ns, .. } | Fault::ClockSkew { at_ns, duration_ns, .. } | Fault::Partition { at_ns, duration_ns, .. } => {
+            Fault::Pause { at_ns, duration_ns, .. } | Fault::ClockSkew { at_ns, duration_ns, .. } | Fault::Partition { at_ns, duration_ns, .. } | Fault::DiskFull { at_ns, duration_ns, .. } => {
                 Some((*at_ns, at_ns + duration_ns))
             }
             _ => None,

@@ -19,6 +19,9 @@ pub struct DiskConfig {
     pub io_latency_ns: u64,
     /// Mean virtual time of an fsync, during which the node waits.
     pub fsync_latency_ns: u64,
+    /// What each node's files and folders may hold (`None`: up to the
+    /// disk's bound); a node's own `disk.capacity` overrides it.
+    pub capacity: Option<u64>,
 }
 
 impl Default for DiskConfig {
@@ -29,6 +32,7 @@ impl Default for DiskConfig {
             sector_bytes: 512,
             io_latency_ns: 20_000,
             fsync_latency_ns: 1_000_000,
+            capacity: None,
         }
     }
 }
@@ -40,12 +44,16 @@ pub const SEED_DIRS_MAX: usize = 1024;
 pub const SEED_FILES_MAX: usize = 1024;
 /// Bound on the bytes of all seeded files of one node.
 pub const SEED_BYTES_MAX: u64 = 256 << 20;
+/// The least `disk.capacity`: room for a few folders and files.
+pub const CAPACITY_MIN: u64 = 4096;
 
 /// A node's own disk: its model, and the folders and files it holds durably
 /// at t=0 (and after every crash, unless the guest removed them).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeDisk {
     pub model: Option<FsModel>,
+    /// This node's capacity, instead of `disk.capacity`.
+    pub capacity: Option<u64>,
     /// Absolute guest paths, created with their parents.
     pub dirs: Vec<String>,
     /// (absolute guest path, file on the host, resolved against the config's
@@ -53,8 +61,8 @@ pub struct NodeDisk {
     pub files: Vec<(String, PathBuf)>,
 }
 
-const DISK_FIELDS: &[&str] = &["model", "commit_interval", "sector_bytes", "io_latency", "fsync_latency"];
-const NODE_DISK_FIELDS: &[&str] = &["model", "dirs", "files"];
+const DISK_FIELDS: &[&str] = &["model", "commit_interval", "sector_bytes", "io_latency", "fsync_latency", "capacity"];
+const NODE_DISK_FIELDS: &[&str] = &["model", "capacity", "dirs", "files"];
 
 impl Parser {
     fn model(&self, v: &Value, path: &str) -> Parsed<FsModel> {
@@ -91,6 +99,9 @@ impl Parser {
         if let Some(x) = m.get("fsync_latency") {
             d.fsync_latency_ns = self.duration_value(x, "$.disk.fsync_latency")?;
         }
+        if let Some(x) = m.get("capacity") {
+            d.capacity = Some(self.bytes_value(x, "$.disk.capacity", CAPACITY_MIN, crate::disk::DISK_BYTES_MAX)?);
+        }
         Ok(d)
     }
 
@@ -109,6 +120,9 @@ impl Parser {
         let mut d = NodeDisk::default();
         if let Some(x) = m.get("model") {
             d.model = Some(self.model(x, &format!("{path}.model"))?);
+        }
+        if let Some(x) = m.get("capacity") {
+            d.capacity = Some(self.bytes_value(x, &format!("{path}.capacity"), CAPACITY_MIN, crate::disk::DISK_BYTES_MAX)?);
         }
         if let Some(x) = m.get("dirs") {
             let p = format!("{path}.dirs");

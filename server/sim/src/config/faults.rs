@@ -27,6 +27,22 @@ pub struct FaultConfig {
     pub misdirected_write: Option<MediaFaults>,
     /// Writes the drive acknowledges and never persists.
     pub lost_write: Option<MediaFaults>,
+    /// Writes refused with EIO or ENOSPC before anything is written.
+    pub write_error: Option<WriteErrorFaults>,
+    /// Moments the node's disk has no free space.
+    pub disk_full: Option<TimedFaults>,
+}
+
+/// `write_error`: each write of a targeted instance (to a path starting
+/// with `path_prefix`, when set) fails with `probability`, with one of
+/// `errors`, drawn from the `disk` stream.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriteErrorFaults {
+    pub probability: f64,
+    pub nodes: Vec<String>,
+    pub path_prefix: Option<String>,
+    /// Never empty, no repeats.
+    pub errors: Vec<crate::schedule::WriteErrno>,
 }
 
 /// A storage fault family: each read (or write) of a targeted instance is hit
@@ -102,8 +118,9 @@ pub const SKEW_MAX_PPM_DEFAULT: u64 = 100_000;
 
 const FAULT_FIELDS: &[&str] = &[
     "swarm", "after_setup", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition",
-    "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write",
+    "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write", "write_error", "disk_full",
 ];
+const WRITE_ERROR_FIELDS: &[&str] = &["probability", "nodes", "path_prefix", "errors"];
 const MEDIA_FIELDS: &[&str] = &["probability", "nodes", "atlas"];
 const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "kill", "nodes"];
 const EIO_FIELDS: &[&str] = &["probability", "nodes"];
@@ -190,6 +207,49 @@ impl Parser {
             };
             let atlas = c.get("atlas").map(|v| self.bool(v, &format!("{p}.atlas"))).transpose()?.unwrap_or(false);
             *slot = Some(MediaFaults { probability, nodes: self.targets(c, &p, nodes)?, atlas });
+        }
+        if let Some(x) = m.get("write_error") {
+            let p = "$.faults.write_error";
+            let c = self.object(x, p, WRITE_ERROR_FIELDS)?;
+            let probability = match c.get("probability") {
+                Some(v) => self.number(v, &format!("{p}.probability"), 0.0, 1.0)?,
+                None => return Err(self.err(p, "missing field \"probability\" (the odds that one write fails, like 0.01)")),
+            };
+            let path_prefix = match c.get("path_prefix") {
+                Some(v) => {
+                    let text = self.string(v, &format!("{p}.path_prefix"))?;
+                    if !text.starts_with('/') {
+                        return Err(self.err(&format!("{p}.path_prefix"), format!("expected the start of an absolute path on the node's disk, like \"/data/wal\", found \"{}\"", super::parse::shown_text(&text))));
+                    }
+                    Some(text)
+                }
+                None => None,
+            };
+            let errors = match c.get("errors") {
+                Some(v) => {
+                    let ep = format!("{p}.errors");
+                    let names = self.strings(v, &ep)?;
+                    let mut errors = Vec::new();
+                    for (i, name) in names.iter().enumerate() {
+                        let e = crate::schedule::WriteErrno::parse(name).ok_or_else(|| self.err(&format!("{ep}[{i}]"), format!("expected \"EIO\" or \"ENOSPC\", found \"{}\"", super::parse::shown_text(name))))?;
+                        if !errors.contains(&e) {
+                            errors.push(e);
+                        }
+                    }
+                    if errors.is_empty() {
+                        return Err(self.err(&ep, "expected at least one of \"EIO\" and \"ENOSPC\", found an empty array"));
+                    }
+                    errors
+                }
+                None => vec![crate::schedule::WriteErrno::Eio, crate::schedule::WriteErrno::Enospc],
+            };
+            f.write_error = Some(WriteErrorFaults { probability, nodes: self.targets(c, p, nodes)?, path_prefix, errors });
+        }
+        if let Some(x) = m.get("disk_full") {
+            let p = "$.faults.disk_full";
+            let c = self.object(x, p, PAUSE_FIELDS)?;
+            let duration = self.duration_span(c, p, "how long the disk stays full, like \"10ms-1s\"")?;
+            f.disk_full = Some(TimedFaults { rate: self.rate(c, p)?, duration, nodes: self.targets(c, p, nodes)? });
         }
         if f.torn_writes && f.crash.is_none() {
             // Torn writes only shape what a drawn crash keeps; without the

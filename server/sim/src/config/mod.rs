@@ -458,4 +458,25 @@ mod tests {
             "$.faults.partition.nodes[0]: no node \"b#2\" (faults name config nodes, which take all their replicas: use \"b\"; nodes: a, b)"
         );
     }
+
+    #[test]
+    fn capacities_and_the_full_disk_families_parse_with_named_errors() {
+        let c = parse(r#"{"duration": "2s", "disk": {"capacity": "64KiB"},
+            "nodes": [{"name": "a", "wasm": "a", "disk": {"capacity": 1048576}}, {"name": "b", "wasm": "b"}],
+            "faults": {"write_error": {"probability": 0.01, "path_prefix": "/data/wal", "errors": ["ENOSPC"]},
+                       "disk_full": {"rate": 1, "duration": "10ms-1s", "nodes": ["b"]}}}"#).unwrap();
+        assert_eq!((c.nodes[0].capacity(&c.disk), c.nodes[1].capacity(&c.disk)), (Some(1 << 20), Some(64 << 10)));
+        let we = c.faults.write_error.unwrap();
+        assert_eq!((we.path_prefix.as_deref(), we.errors, we.nodes), (Some("/data/wal"), vec![crate::schedule::WriteErrno::Enospc], vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(c.faults.disk_full.unwrap().nodes, ["b"]);
+        let base = r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], FIELD}"#;
+        let e = |field: &str| err(&base.replace("FIELD", field));
+        assert_eq!(e(r#""disk": {"capacity": "64MB"}"#), "$.disk.capacity: expected a size like \"64MiB\" (B, KiB, MiB or GiB) or a number of bytes, from 4096 to 2147483648 bytes, found \"64MB\"");
+        assert_eq!(e(r#""disk": {"capacity": 100}"#), "$.disk.capacity: expected a size like \"64MiB\" (B, KiB, MiB or GiB) or a number of bytes, from 4096 to 2147483648 bytes, found 100");
+        assert_eq!(e(r#""faults": {"write_error": {"probability": 0.1, "errors": ["EPERM"]}}"#), "$.faults.write_error.errors[0]: expected \"EIO\" or \"ENOSPC\", found \"EPERM\"");
+        assert_eq!(e(r#""faults": {"write_error": {"probability": 0.1, "errors": []}}"#), "$.faults.write_error.errors: expected at least one of \"EIO\" and \"ENOSPC\", found an empty array");
+        assert_eq!(e(r#""faults": {"write_error": {"probability": 0.1, "path_prefix": "data"}}"#), "$.faults.write_error.path_prefix: expected the start of an absolute path on the node's disk, like \"/data/wal\", found \"data\"");
+        assert_eq!(e(r#""faults": {"write_error": {}}"#), "$.faults.write_error: missing field \"probability\" (the odds that one write fails, like 0.01)");
+        assert_eq!(e(r#""faults": {"disk_full": {"rate": 1}}"#), "$.faults.disk_full: missing field \"duration\" (how long the disk stays full, like \"10ms-1s\")");
+    }
 }

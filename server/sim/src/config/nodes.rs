@@ -40,6 +40,11 @@ impl NodeSpec {
         self.disk.model.unwrap_or(config_disk.model)
     }
 
+    /// What this node's disk may hold: its own capacity, or the config's.
+    pub fn capacity(&self, config_disk: &super::DiskConfig) -> Option<u64> {
+        self.disk.capacity.or(config_disk.capacity)
+    }
+
     pub fn instance_count(&self) -> u32 {
         self.replicas.unwrap_or(1)
     }

@@ -76,6 +76,25 @@ impl Parser {
         self.bounded(d, path, &text)
     }
 
+    /// A size in bytes: an integer, or a string like `"64KiB"`, `"10MiB"`,
+    /// `"1GiB"` (powers of 1024), within `min..=max`.
+    pub(super) fn bytes_value(&self, v: &Value, path: &str, min: u64, max: u64) -> Parsed<u64> {
+        let found = match v {
+            Value::String(text) => format!("\"{}\"", shown_text(text)),
+            _ => show(v),
+        };
+        let bad = || self.err(path, format!("expected a size like \"64MiB\" (B, KiB, MiB or GiB) or a number of bytes, from {min} to {max} bytes, found {found}"));
+        let n = match v {
+            Value::Number(_) => v.as_u64().ok_or_else(bad)?,
+            Value::String(text) => parse_bytes(text).ok_or_else(bad)?,
+            _ => return Err(bad()),
+        };
+        if n < min || n > max {
+            return Err(bad());
+        }
+        Ok(n)
+    }
+
     /// A duration within `DURATION_MAX` (1000h), the bound every duration has.
     pub(super) fn bounded(&self, d: crate::vtime::VTime, path: &str, text: &str) -> Parsed<u64> {
         if d > crate::vtime::DURATION_MAX {
@@ -140,6 +159,21 @@ impl Parser {
 
 /// Removes `.` and folds `dir/..` without touching the filesystem, so paths
 /// shown to users read `examples/ledger/main.go`, not `examples/ledger/./main.go`.
+/// `"512B"`, `"64KiB"`, `"10MiB"`, `"2GiB"`, or digits alone (bytes).
+fn parse_bytes(text: &str) -> Option<u64> {
+    let digits = text.trim().bytes().take_while(u8::is_ascii_digit).count();
+    let (number, unit) = text.trim().split_at(digits);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "KiB" => 10,
+        "MiB" => 20,
+        "GiB" => 30,
+        _ => return None,
+    };
+    let n: u64 = number.parse().ok()?;
+    n.checked_mul(1 << shift)
+}
+
 pub fn normalize(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();

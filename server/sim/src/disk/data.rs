@@ -57,6 +57,32 @@ impl FileState {
     pub fn held_bytes(&self) -> u64 {
         self.data.capacity() as u64 + self.image.held_bytes()
     }
+
+    /// Bytes the file holds on the medium: the longer of what reads see and
+    /// what is durable, since blocks a truncate frees are free only once
+    /// the truncate is durable (a journal commit reuses them no sooner).
+    pub fn footprint(&self) -> u64 {
+        (self.data.len() as u64).max(self.image.len())
+    }
+
+    pub(crate) fn usage(&self) -> Usage {
+        Usage { held: self.held_bytes(), size: self.data.len() as u64, footprint: self.footprint() }
+    }
+}
+
+/// What one file (or a disk's files) uses: host memory, bytes of data, and
+/// bytes on the medium (`FileState::footprint`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Usage {
+    pub held: u64,
+    pub size: u64,
+    pub footprint: u64,
+}
+
+impl Usage {
+    pub fn plus(self, o: Usage) -> Usage {
+        Usage { held: self.held + o.held, size: self.size + o.size, footprint: self.footprint + o.footprint }
+    }
 }
 
 /// Grows a file's cache to `len` with zeros, with room for an eighth more:
@@ -98,8 +124,22 @@ impl Disk {
         }
     }
 
+    /// Writes `bytes` at `offset` of the cache. What would pass the disk's
+    /// room is cut, as Linux does: a write that partly fits writes what fits
+    /// and returns the short count, and one that fits nothing fails with
+    /// ENOSPC, changing nothing (`space`).
     pub fn write_at(&mut self, ino: Ino, offset: u64, bytes: &[u8], now: VTime) -> Result<usize, Errno> {
-        let end = offset.checked_add(bytes.len() as u64).ok_or(errno::FBIG)?;
+        offset.checked_add(bytes.len() as u64).ok_or(errno::FBIG)?;
+        let fits = self.fits(ino, offset, bytes.len() as u64, now)?;
+        if fits == 0 && !bytes.is_empty() {
+            // Refused, it was still a write: faults keyed by write number
+            // count it, so a replay numbers writes as the run did.
+            self.ops += 1;
+            self.writes += 1;
+            return Err(errno::NOSPC);
+        }
+        let bytes = &bytes[..fits as usize];
+        let end = offset + bytes.len() as u64;
         let old = self.inode(ino)?.size();
         if self.bytes_used() + end.saturating_sub(old) > DISK_BYTES_MAX {
             return Err(errno::NOSPC);
@@ -108,7 +148,7 @@ impl Disk {
         let model = self.model;
         let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
-        let held_before = f.held_bytes();
+        let before = f.usage();
         f.image.preserve(&f.data, offset, end, sector);
         if end as usize > f.data.len() {
             // Growing zero-fills from the old end.
@@ -127,23 +167,28 @@ impl Disk {
             }
         }
         inode.mtime = now;
-        let held_after = f.held_bytes();
-        self.account(held_before, held_after, old, end.max(old));
+        let after = f.usage();
+        self.account(before, after);
         self.ops += 1;
         self.writes += 1;
         Ok(bytes.len())
     }
 
+    /// Sets a file's size (ftruncate, fallocate); growing it past the
+    /// disk's room fails with ENOSPC and changes nothing.
     pub fn set_size(&mut self, ino: Ino, size: u64, now: VTime) -> Result<(), Errno> {
         let old = self.inode(ino)?.size();
         if size > old && self.bytes_used() + (size - old) > DISK_BYTES_MAX {
+            return Err(errno::NOSPC);
+        }
+        if size > old && self.fits(ino, old, size - old, now)? < size - old {
             return Err(errno::NOSPC);
         }
         let sector = self.sector_bytes;
         let (model, journaled) = (self.model, self.model.commits());
         let inode = self.inodes.get_mut(&ino).ok_or(errno::NOENT)?;
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
-        let held_before = f.held_bytes();
+        let before = f.usage();
         let (lo, hi) = (old.min(size), old.max(size));
         f.image.preserve(&f.data, lo, hi, sector);
         Disk::mark_zeroed(f, lo, hi, sector);
@@ -168,8 +213,8 @@ impl Disk {
             f.note_size(size);
         }
         inode.mtime = now;
-        let held_after = f.held_bytes();
-        self.account(held_before, held_after, old, size);
+        let after = f.usage();
+        self.account(before, after);
         self.ops += 1;
         Ok(())
     }

@@ -68,14 +68,14 @@ impl Disk {
                 if mutation == Some(Mutation::FsyncNoop) {
                     return Ok(());
                 }
-                let (held_before, size) = (f.held_bytes(), f.data.len() as u64);
+                let before = f.usage();
                 Disk::write_out(f, sector);
                 // fsync makes the file's own metadata durable: its size too.
                 f.pending_size = None;
                 f.truncated_to = None;
                 f.sizes_since.clear();
-                let held_after = f.held_bytes();
-                self.account(held_before, held_after, size, size);
+                let after = f.usage();
+                self.account(before, after);
                 if model.fsync_logs_names() {
                     self.log_names(ino);
                 }

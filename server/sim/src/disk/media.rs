@@ -48,4 +48,11 @@ impl Disk {
         }
         Ok(())
     }
+
+    /// A write refused before anything was written (a `write_error` fault):
+    /// still an operation and a write, so later ones keep their numbers.
+    pub fn refused_write(&mut self) {
+        self.ops += 1;
+        self.writes += 1;
+    }
 }

@@ -40,6 +40,7 @@ mod media;
 mod model;
 mod names;
 mod seed;
+mod space;
 #[cfg(test)]
 mod tests;
 
@@ -49,6 +50,8 @@ pub use model::{FsModel, Mutation};
 pub use data::{FileState, SIZES_SINCE_MAX};
 pub use names::{Ino, Inode, Kind, ROOT, UNLINKED};
 pub use seed::{tree_key, TreeEntry};
+pub use space::{Space, INODE_BYTES};
+pub(crate) use data::Usage;
 
 use crate::vtime::VTime;
 use crate::errno::{self, Errno};
@@ -83,6 +86,14 @@ pub struct Disk {
     held: u64,
     /// Bytes of file data (what `DISK_BYTES_MAX` bounds), kept as files change.
     size_total: u64,
+    /// Bytes the files hold on the medium (`FileState::footprint`), kept as
+    /// files change: what counts against `capacity`.
+    footprint_total: u64,
+    /// What the node's files and folders may hold (`disk.capacity`); `None`:
+    /// up to `DISK_BYTES_MAX`.
+    pub capacity: Option<u64>,
+    /// A `disk_full` fault holds the free space at 0 until then.
+    pub full_until: VTime,
     /// Changes accounted, for how often `account` checks its totals.
     accounted: u64,
     /// Inodes no name in the cache reaches any more (unlinked, replaced by a
@@ -122,6 +133,9 @@ impl Disk {
             writes: 0,
             held: 0,
             size_total: 0,
+            footprint_total: 0,
+            capacity: None,
+            full_until: VTime::ZERO,
             accounted: 0,
             orphans: BTreeSet::new(),
             orphans_dirty: false,
@@ -133,31 +147,35 @@ impl Disk {
         self.held
     }
 
-    /// One file changed from holding `held_before` to `held_after` bytes of
-    /// memory and from `size_before` to `size_after` bytes of data.
-    pub(super) fn account(&mut self, held_before: u64, held_after: u64, size_before: u64, size_after: u64) {
-        self.held = self.held - held_before + held_after;
-        self.size_total = self.size_total - size_before + size_after;
+    /// One file's use changed from `before` to `after` (`FileState::usage`).
+    pub(super) fn account(&mut self, before: Usage, after: Usage) {
+        self.held = self.held - before.held + after.held;
+        self.size_total = self.size_total - before.size + after.size;
+        self.footprint_total = self.footprint_total - before.footprint + after.footprint;
         // A recount walks every inode: on small disks each time, on large
         // ones every 1024th change, so the check stays on without making a
         // write cost the disk's size.
         self.accounted = self.accounted.wrapping_add(1);
         if cfg!(debug_assertions) && (self.inodes.len() <= 64 || self.accounted % 1024 == 0) {
-            assert_eq!((self.held, self.size_total), self.recount(), "held bytes drifted");
+            assert_eq!(self.totals(), self.recount(), "held bytes drifted");
         }
     }
 
-    /// (held, size) summed over every file: after operations on all files
-    /// at once (a commit, a crash), and to check the running totals.
-    pub(super) fn recount(&self) -> (u64, u64) {
-        self.inodes.values().fold((0, 0), |(h, n), i| match &i.kind {
-            Kind::File(f) => (h + f.held_bytes(), n + f.data.len() as u64),
-            Kind::Dir { .. } => (h, n),
+    pub(super) fn totals(&self) -> Usage {
+        Usage { held: self.held, size: self.size_total, footprint: self.footprint_total }
+    }
+
+    /// Every file's use summed: after operations on all files at once (a
+    /// commit, a crash), and to check the running totals.
+    pub(super) fn recount(&self) -> Usage {
+        self.inodes.values().fold(Usage::default(), |sum, i| match &i.kind {
+            Kind::File(f) => sum.plus(f.usage()),
+            Kind::Dir { .. } => sum,
         })
     }
 
     pub(super) fn recount_all(&mut self) {
-        (self.held, self.size_total) = self.recount();
+        Usage { held: self.held, size: self.size_total, footprint: self.footprint_total } = self.recount();
     }
 
     pub fn inode(&self, ino: Ino) -> Result<&Inode, Errno> {

@@ -172,6 +172,7 @@ impl Disk {
         if self.entries(parent)?.contains_key(name) {
             return Err(errno::EXIST);
         }
+        self.room_for_inode(now)?;
         let ino = self.alloc(Kind::File(FileState::default()), parent, name, now)?;
         self.entries_mut(parent)?.insert(name.to_string(), ino);
         self.touch(parent, now);
@@ -183,6 +184,7 @@ impl Disk {
         if self.entries(parent)?.contains_key(name) {
             return Err(errno::EXIST);
         }
+        self.room_for_inode(now)?;
         let dir = Kind::Dir { entries: BTreeMap::new(), durable_entries: BTreeMap::new() };
         let ino = self.alloc(dir, parent, name, now)?;
         self.entries_mut(parent)?.insert(name.to_string(), ino);
@@ -309,8 +311,7 @@ impl Disk {
                 continue;
             }
             if let Some(Inode { kind: Kind::File(f), .. }) = self.inodes.remove(&ino) {
-                self.held -= f.held_bytes();
-                self.size_total -= f.data.len() as u64;
+                self.account(f.usage(), Default::default());
             }
         }
     }

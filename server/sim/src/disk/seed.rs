@@ -56,13 +56,13 @@ impl Disk {
             return Err(errno::EXIST);
         }
         let file = FileState { data: bytes.to_vec(), image: image::Image::matching(bytes.len() as u64), ..FileState::default() };
-        let held = file.held_bytes();
+        let usage = file.usage();
         let ino = self.alloc(Kind::File(file), parent, name, VTime::ZERO)?;
         if let Kind::Dir { entries, durable_entries } = &mut self.inode_mut(parent)?.kind {
             entries.insert(name.to_string(), ino);
             durable_entries.insert(name.to_string(), ino);
         }
-        self.account(0, held, 0, bytes.len() as u64);
+        self.account(Default::default(), usage);
         Ok(ino)
     }
 

@@ -474,5 +474,5 @@ fn the_tests_run_with_this_crates_debug_assertions_on() {
     let mut d = ext4();
     let ino = d.create_file(ROOT, "a", T).unwrap();
     d.write_at(ino, 0, b"hello", T).unwrap();
-    assert_eq!((d.held, d.size_total), d.recount());
+    assert_eq!(d.totals(), d.recount());
 }

@@ -322,7 +322,13 @@ pub fn fd_filestat_set_size(cx: &mut Cx<'_>, fd: u32, size: u64) -> Errno {
         }
         let now = cx.world.now;
         let idx = cx.node.idx;
-        cx.world.disks[idx].set_size(f.ino, size, now)?;
+        let old = cx.world.disks[idx].inode(f.ino)?.size();
+        if let Err(e) = cx.world.disks[idx].set_size(f.ino, size, now) {
+            if e == errno::NOSPC {
+                cx.world.no_space(idx, "truncate", f.ino, size - old, 0);
+            }
+            return Err(e);
+        }
         let path = cx.world.disks[idx].path_of(f.ino);
         cx.world.disk_event(idx, crate::trace::DiskOp::Truncate, path, None, Some(size));
         Ok(())
@@ -407,9 +413,14 @@ pub fn fd_allocate(cx: &mut Cx<'_>, fd: u32, offset: u64, len: u64) -> Errno {
         let idx = cx.node.idx;
         let want = offset.checked_add(len).ok_or(errno::FBIG)?;
         let now = cx.world.now;
-        let disk = &mut cx.world.disks[idx];
-        if disk.inode(f.ino)?.size() < want {
-            disk.set_size(f.ino, want, now)?;
+        let old = cx.world.disks[idx].inode(f.ino)?.size();
+        if old < want {
+            if let Err(e) = cx.world.disks[idx].set_size(f.ino, want, now) {
+                if e == errno::NOSPC {
+                    cx.world.no_space(idx, "allocate", f.ino, want - old, 0);
+                }
+                return Err(e);
+            }
         }
         Ok(())
     })())

@@ -69,7 +69,14 @@ pub fn path_open(
             }
             Err(e) if e == errno::NOENT && oflags & OFLAGS_CREAT != 0 => {
                 let (parent, name) = disk.resolve_parent(dir, &path)?;
-                let ino = disk.create_file(parent, &name, now)?;
+                let ino = match disk.create_file(parent, &name, now) {
+                    Err(e) if e == errno::NOSPC => {
+                        let at = joined(disk, parent, &name);
+                        cx.world.no_space_at(idx, "create", at, 0, 0);
+                        return Err(e);
+                    }
+                    r => r?,
+                };
                 let created = disk.path_of(ino);
                 cx.world.disk_event(idx, crate::trace::DiskOp::Create, created, None, None);
                 ino
@@ -120,7 +127,14 @@ pub fn path_create_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) ->
         let idx = cx.node.idx;
         let disk = &mut cx.world.disks[idx];
         let (parent, name) = disk.resolve_parent(dir, &path)?;
-        let ino = disk.mkdir(parent, &name, now)?;
+        let ino = match disk.mkdir(parent, &name, now) {
+            Err(e) if e == errno::NOSPC => {
+                let at = joined(disk, parent, &name);
+                cx.world.no_space_at(idx, "mkdir", at, 0, 0);
+                return Err(e);
+            }
+            r => r?,
+        };
         let made = disk.path_of(ino);
         cx.world.disk_event(idx, crate::trace::DiskOp::Mkdir, made, None, None);
         Ok(())

@@ -76,6 +76,10 @@ impl World {
                 let node = self.nodes[node_idx].name.clone();
                 self.apply_exact(node_idx, Fault::Partition { node, at_ns: now, duration_ns, peers: Vec::new(), direction });
             }
+            Planned::DiskFull { node_idx, duration_ns } => {
+                let node = self.nodes[node_idx].name.clone();
+                self.apply_exact(node_idx, Fault::DiskFull { node, at_ns: now, duration_ns });
+            }
             Planned::Exact(fault) => {
                 let Some(node_idx) = self.node_index(fault.node()) else { return };
                 self.apply_exact(node_idx, fault);
@@ -130,7 +134,13 @@ impl World {
                 let id = self.net.partition(links);
                 self.push_event(now + *duration_ns, Event::Net(crate::net::NetEvent::Heal { id }));
             }
+            Fault::DiskFull { duration_ns, .. } => {
+                // The disk outlives its node's instances: a restart meets it full too.
+                let d = &mut self.disks[node_idx];
+                d.full_until = d.full_until.max(now + *duration_ns);
+            }
             Fault::FsyncEio { .. }
+            | Fault::WriteError { .. }
             | Fault::Buggify { .. }
             | Fault::CorruptRead { .. }
             | Fault::LatentSectorError { .. }

@@ -35,6 +35,11 @@ pub struct MediaFaultState {
     pub latent_sector_error: MediaRate,
     pub misdirected_write: MediaRate,
     pub lost_write: MediaRate,
+    pub write_error: MediaRate,
+    /// `write_error`: only writes to paths starting with this are hit.
+    pub write_error_prefix: Option<String>,
+    /// `write_error`: the errors a hit write fails with (never empty).
+    pub write_errnos: Vec<crate::schedule::WriteErrno>,
     /// Schedule mode: faults keyed by (node, read number) and (node, write number).
     pub at_read: BTreeMap<(usize, u64), Fault>,
     pub at_write: BTreeMap<(usize, u64), Fault>,
@@ -239,7 +244,19 @@ impl World {
         // A crash inside a host call ends the node when the call returns: nothing after it may reach the disk.
         assert!(self.nodes[node_idx].alive(), "{} wrote to its disk after it crashed", self.nodes[node_idx].name);
         let write = self.disks[node_idx].writes + 1;
-        let n = self.disks[node_idx].write_at(ino, offset, data, now)?;
+        if let Some(errno) = self.write_error(node_idx, ino, write, now) {
+            return Err(errno);
+        }
+        let n = match self.disks[node_idx].write_at(ino, offset, data, now) {
+            Err(e) if e == errno::NOSPC => {
+                self.no_space(node_idx, "write", ino, data.len() as u64, 0);
+                return Err(e);
+            }
+            r => r?,
+        };
+        if n < data.len() {
+            self.no_space(node_idx, "write", ino, data.len() as u64, n as u64);
+        }
         let planned = self.faults.media.at_write.remove(&(node_idx, write));
         let Some((first, last)) = self.disks[node_idx].sectors_of(offset, n as u64) else { return Ok(n) };
         let path = self.disks[node_idx].path_of(ino);
@@ -274,6 +291,53 @@ impl World {
             self.applied(node_idx, f.at(at_ns));
         }
         Ok(n)
+    }
+
+    /// A `write_error` fault on the node's write number `write`, if one hits
+    /// it (taken from the schedule, or drawn from the `disk` stream): the
+    /// write is refused before anything is written, and still counts as a
+    /// write.
+    fn write_error(&mut self, node_idx: usize, ino: Ino, write: u64, now: VTime) -> Option<Errno> {
+        let planned = match self.faults.media.at_write.get(&(node_idx, write)) {
+            Some(Fault::WriteError { .. }) => self.faults.media.at_write.remove(&(node_idx, write)),
+            _ => None,
+        };
+        let fault = match planned {
+            Some(f) => f,
+            None => {
+                if !self.media_on(node_idx, |m| &m.write_error) {
+                    return None;
+                }
+                let path = self.disks[node_idx].path_of(ino);
+                if self.faults.media.write_error_prefix.as_ref().is_some_and(|p| !path.starts_with(p.as_str())) {
+                    return None;
+                }
+                if !self.draw_media(node_idx, |m| &m.write_error, &path, 0) {
+                    return None;
+                }
+                let choices = &self.faults.media.write_errnos;
+                assert!(!choices.is_empty(), "a write_error family without errors");
+                let errno = if choices.len() == 1 { choices[0] } else { choices[self.streams.below(Stream::Disk, choices.len() as u64) as usize] };
+                Fault::WriteError { node: self.nodes[node_idx].name.clone(), write, at_ns: now.nanos(), errno, path }
+            }
+        };
+        let Fault::WriteError { errno, .. } = &fault else { unreachable!("only write errors are taken here") };
+        let errno = errno.errno();
+        self.disks[node_idx].refused_write();
+        self.applied(node_idx, fault.at(now.nanos()));
+        Some(errno)
+    }
+
+    /// A write, truncate, create or mkdir the disk had no room for (or a
+    /// short write: `done` of `asked` bytes), in the trace.
+    pub fn no_space(&mut self, node_idx: usize, op: &str, ino: Ino, asked: u64, done: u64) {
+        let path = self.disks[node_idx].path_of(ino);
+        self.no_space_at(node_idx, op, path, asked, done);
+    }
+
+    pub fn no_space_at(&mut self, node_idx: usize, op: &str, path: String, asked: u64, done: u64) {
+        let (free, full) = (self.disks[node_idx].room(self.now).unwrap_or(0), self.disks[node_idx].full_at(self.now));
+        self.record(Some(node_idx), EventKind::NoSpace { op: op.to_string(), path, asked, done, free, full });
     }
 
     /// A path operation failed with ENOENT: when a missing folder is why,
