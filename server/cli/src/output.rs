@@ -336,7 +336,7 @@ fn event_text_raw(kind: &seedfall_sim::trace::EventKind) -> String {
             (None, None) => format!("{} {path}", op.name()),
         },
         EventKind::NoSpace { op, path, asked, done, free, full } => {
-            let why = if *full { "the disk is full (disk_full)".to_string() } else { format!("{free} bytes free") };
+            let why = if *full { "a disk_full fault holds the free space at 0".to_string() } else { format!("{free} bytes free") };
             if *done > 0 {
                 format!("no space: {op} {path} wrote {done} of {asked} bytes ({why})")
             } else {

@@ -19,6 +19,23 @@ fn text(cx: &Cx<'_>, ptr: u32, len: u32, max: usize) -> Option<String> {
     Some(String::from_utf8_lossy(bytes).into_owned())
 }
 
+/// Every function `link` defines, as `module::name`: imports by these names
+/// are not stubbed as unsupported (`wasi::link::stub_unknown_imports`).
+pub const FUNCTIONS: &[&str] = &[
+    "seedfall::assert",
+    "seedfall::setup_complete",
+    "seedfall::random_u64",
+    "seedfall::buggify",
+    "seedfall::guide",
+    "seedfall::oracle_put",
+    "seedfall::oracle_get",
+    "seedfall::mmap",
+    "seedfall::munmap",
+    "seedfall::msync",
+    "seedfall::flock",
+    "seedfall::statfs",
+];
+
 pub fn link(l: &mut Linker<NodeCtx>) -> wasmtime::Result<()> {
     l.func_wrap(
         MODULE,

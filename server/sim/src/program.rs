@@ -44,7 +44,7 @@ impl Program {
         assert_eq!(modules.len(), config.nodes.len(), "one module per node");
         let (mut base, mut names) = link::linker(&engine.inner).map_err(|e| format!("cannot build the host: {e:#}"))?;
         crate::abi::link(&mut base).map_err(|e| format!("cannot build the host: {e:#}"))?;
-        names.extend(["seedfall::assert", "seedfall::setup_complete", "seedfall::random_u64", "seedfall::buggify", "seedfall::guide", "seedfall::oracle_put", "seedfall::oracle_get", "seedfall::mmap", "seedfall::munmap", "seedfall::msync", "seedfall::flock"]);
+        names.extend(crate::abi::FUNCTIONS.iter().copied());
         let mut nodes = Vec::with_capacity(modules.len());
         for ((spec, module), coverage) in config.nodes.iter().zip(&modules).zip(coverage) {
             if module.get_export("_start").is_none() {

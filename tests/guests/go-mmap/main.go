@@ -32,14 +32,36 @@ func syncDir(p string) {
 }
 
 func main() {
-	mode := flag.String("mode", "mmap", "mmap | flock")
+	mode := flag.String("mode", "mmap", "mmap | flock | statfs")
 	flag.Parse()
 	switch *mode {
 	case "mmap":
 		mmapMode()
 	case "flock":
 		flockMode()
+	case "statfs":
+		statfsMode()
 	}
+}
+
+// statfsMode prints the disk's size and free space, in blocks, before and
+// after writing 64 KiB and syncing it, and once more 100 ms later (a
+// disk_full fault in the test's schedule may hold the free space at 0).
+func statfsMode() {
+	show := func(when string) {
+		var st syscall.Statfs_t
+		must(syscall.Statfs("/", &st))
+		fmt.Printf("statfs %s: bsize=%d blocks=%d free=%d avail=%d\n", when, st.Bsize, st.Blocks, st.Bfree, st.Bavail)
+	}
+	show("empty")
+	f, err := os.Create("/big")
+	must(err)
+	_, err = f.Write(make([]byte, 64<<10))
+	must(err)
+	must(f.Sync())
+	show("after 64KiB")
+	time.Sleep(100 * time.Millisecond)
+	show("later")
 }
 
 func mmapMode() {

@@ -303,7 +303,9 @@ impl World {
             _ => None,
         };
         let fault = match planned {
-            Some(f) => f,
+            // A schedule's path is informational: the trace says what was hit.
+            Some(Fault::WriteError { node, write, at_ns, errno, .. }) => Fault::WriteError { node, write, at_ns, errno, path: self.disks[node_idx].path_of(ino) },
+            Some(f) => unreachable!("only write errors are taken here: {f:?}"),
             None => {
                 if !self.media_on(node_idx, |m| &m.write_error) {
                     return None;

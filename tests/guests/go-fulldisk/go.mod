@@ -1,0 +1,3 @@
+module seedfall.dev/tests/gofulldisk
+
+go 1.22
