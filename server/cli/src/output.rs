@@ -336,7 +336,11 @@ fn event_text_raw(kind: &seedfall_sim::trace::EventKind) -> String {
             (None, None) => format!("{} {path}", op.name()),
         },
         EventKind::NoSpace { op, path, asked, done, free, full } => {
-            let why = if *full { "a disk_full fault holds the free space at 0".to_string() } else { format!("{free} bytes free") };
+            let why = match (*full, *free) {
+                (true, _) => "a disk_full fault holds the free space at 0".to_string(),
+                (false, f) if f < seedfall_sim::disk::BLOCK_BYTES => format!("{f} bytes free, less than a block"),
+                (false, f) => format!("{f} bytes free"),
+            };
             if *done > 0 {
                 format!("no space: {op} {path} wrote {done} of {asked} bytes ({why})")
             } else {

@@ -58,11 +58,13 @@ impl FileState {
         self.data.capacity() as u64 + self.image.held_bytes()
     }
 
-    /// Bytes the file holds on the medium: the longer of what reads see and
-    /// what is durable, since blocks a truncate frees are free only once
-    /// the truncate is durable (a journal commit reuses them no sooner).
+    /// Bytes the file holds on the medium, in whole blocks
+    /// (`space::BLOCK_BYTES`): of the longer of what reads see and what is
+    /// durable, since blocks a truncate frees are free only once the
+    /// truncate is durable (a journal commit reuses them no sooner).
     pub fn footprint(&self) -> u64 {
-        (self.data.len() as u64).max(self.image.len())
+        let block = super::space::BLOCK_BYTES;
+        (self.data.len() as u64).max(self.image.len()).div_ceil(block) * block
     }
 
     pub(crate) fn usage(&self) -> Usage {

@@ -111,7 +111,7 @@ impl Disk {
     /// A commit (ext4's journal, xfs's log, btrfs's transaction): files
     /// flagged for a write-out write their data first (ordered mode), then
     /// every name change and size so far becomes durable at once.
-    fn commit(&mut self, now: VTime) {
+    pub(super) fn commit(&mut self, now: VTime) {
         debug_assert!(self.model.commits(), "{} has no commit", self.model.name());
         let (sector, model) = (self.sector_bytes as usize, self.model);
         for inode in self.inodes.values_mut() {

@@ -50,7 +50,7 @@ pub use model::{FsModel, Mutation};
 pub use data::{FileState, SIZES_SINCE_MAX};
 pub use names::{Ino, Inode, Kind, ROOT, UNLINKED};
 pub use seed::{tree_key, TreeEntry};
-pub use space::{Space, INODE_BYTES};
+pub use space::{Space, BLOCK_BYTES, INODE_BYTES};
 pub(crate) use data::Usage;
 
 use crate::vtime::VTime;

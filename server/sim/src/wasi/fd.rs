@@ -70,8 +70,9 @@ fn write_bytes(cx: &mut Cx<'_>, fd: u32, data: &[u8], at: Option<u64>) -> Result
                 None if f.flags & FDFLAGS_APPEND != 0 => cx.world.disks[idx].inode(f.ino)?.size(),
                 None => f.offset,
             };
-            let n = cx.world.disk_write(idx, f.ino, offset, data, now)?;
             let ino = f.ino;
+            make_room(cx, Some(ino), offset, data.len() as u64);
+            let n = cx.world.disk_write(idx, ino, offset, data, now)?;
             super::mmap::after_write(cx, ino, offset, &data[..n]);
             let Fd::File(f) = cx.node.fds.get_mut(fd)? else { unreachable!("the descriptor written is a file") };
             if at.is_none() {
@@ -323,6 +324,7 @@ pub fn fd_filestat_set_size(cx: &mut Cx<'_>, fd: u32, size: u64) -> Errno {
         let now = cx.world.now;
         let idx = cx.node.idx;
         let old = cx.world.disks[idx].inode(f.ino)?.size();
+        make_room(cx, Some(f.ino), old, size.saturating_sub(old));
         if let Err(e) = cx.world.disks[idx].set_size(f.ino, size, now) {
             if e == errno::NOSPC {
                 cx.world.no_space(idx, "truncate", f.ino, size - old, 0);
@@ -415,6 +417,7 @@ pub fn fd_allocate(cx: &mut Cx<'_>, fd: u32, offset: u64, len: u64) -> Errno {
         let now = cx.world.now;
         let old = cx.world.disks[idx].inode(f.ino)?.size();
         if old < want {
+            make_room(cx, Some(f.ino), old, want - old);
             if let Err(e) = cx.world.disks[idx].set_size(f.ino, want, now) {
                 if e == errno::NOSPC {
                     cx.world.no_space(idx, "allocate", f.ino, want - old, 0);
@@ -476,6 +479,18 @@ pub fn fd_readdir(cx: &mut Cx<'_>, fd: u32, buf: u32, buf_len: u32, cookie: u64,
         mem::bytes_mut(cx.mem, buf, n as u32)?.copy_from_slice(&out[..n]);
         mem::write_u32(cx.mem, used, n as u32)
     })())
+}
+
+/// Before a write, truncate up, create or mkdir the disk has no room for:
+/// frees what removals and shrinks not yet durable hold (`Disk::reclaim`),
+/// as a file system does before it answers ENOSPC. `ino` None: a new inode.
+pub fn make_room(cx: &mut Cx<'_>, ino: Option<crate::disk::Ino>, offset: u64, len: u64) {
+    let (idx, now) = (cx.node.idx, cx.world.now);
+    let disk = &mut cx.world.disks[idx];
+    if disk.short_of_room(ino, offset, len, now) {
+        let (fds, mappings) = (&cx.node.fds, &cx.node.mappings);
+        disk.reclaim(now, |i| fds.holds(i) || mappings.iter().any(|m| m.ino == i));
+    }
 }
 
 fn disk_mutation(cx: &Cx<'_>) -> Option<crate::disk::Mutation> {

@@ -69,6 +69,8 @@ pub fn path_open(
             }
             Err(e) if e == errno::NOENT && oflags & OFLAGS_CREAT != 0 => {
                 let (parent, name) = disk.resolve_parent(dir, &path)?;
+                fd::make_room(cx, None, 0, 0);
+                let disk = &mut cx.world.disks[idx];
                 let ino = match disk.create_file(parent, &name, now) {
                     Err(e) if e == errno::NOSPC => {
                         let at = joined(disk, parent, &name);
@@ -127,6 +129,8 @@ pub fn path_create_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) ->
         let idx = cx.node.idx;
         let disk = &mut cx.world.disks[idx];
         let (parent, name) = disk.resolve_parent(dir, &path)?;
+        fd::make_room(cx, None, 0, 0);
+        let disk = &mut cx.world.disks[idx];
         let ino = match disk.mkdir(parent, &name, now) {
             Err(e) if e == errno::NOSPC => {
                 let at = joined(disk, parent, &name);
