@@ -46,7 +46,7 @@ type service struct {
 }
 
 func options() wal.Options {
-	return wal.Options{DirPath: dir, SegmentSize: segmentSize, SegmentFileExt: ext, Sync: true}
+	return ballasted(wal.Options{DirPath: dir, SegmentSize: *segment, SegmentFileExt: ext, Sync: true})
 }
 
 func syncDir(path string) {
@@ -170,8 +170,8 @@ func parse(text string) (string, int, bool) {
 
 // put is acknowledged when it returns: wal.Write has fsynced the segment.
 func (s *service) put(key string, version int) {
-	if _, err := s.log.Write([]byte(record(key, version))); err != nil {
-		panic(err)
+	for _, err := s.log.Write([]byte(record(key, version))); err != nil; _, err = s.log.Write([]byte(record(key, version))) {
+		s.refused(key, version, err)
 	}
 	if id := s.log.ActiveSegmentID(); id != s.segment {
 		// The library rotated to a new segment file inside Write.
