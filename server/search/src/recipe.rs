@@ -85,7 +85,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, st
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tags = if tags.is_empty() { String::new() } else { format!(" -tags={}", tags.join(",")) };
-        let overlay = if extra.is_empty() { "" } else { " (seedfall's build adds its net or storage overlay with -overlay and -modfile)" };
+        let overlay = if extra.is_empty() { "" } else { " (seedfall's build adds its overlays with -overlay, and -modfile for storage: Linux's error texts always, net and storage when the recipe asks)" };
         return Err(format!(
             "node \"{}\": go build failed in {}:\n{}\n  reproduce it: cd {} && GOOS=wasip1 GOARCH=wasm go build -trimpath{tags} {package}{overlay}{}",
             node.name,

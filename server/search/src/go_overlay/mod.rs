@@ -3,6 +3,8 @@
 //!
 //! - `net` (`"net": true`): the standard library's `net` package on the
 //!   simulated network (`net`).
+//! - always: Linux's error texts in package `syscall` (`errors`), so a
+//!   guest's `err.Error()` reads as on Linux, where programs match it.
 //! - `storage` (`"storage": true`): what Unix storage libraries need and
 //!   wasip1 lacks: mmap, flock and friends in package `syscall`, the subset
 //!   of `golang.org/x/sys/unix` they call, and what each library it knows
@@ -18,6 +20,7 @@
 //! this checkout is). Nothing is copied into this repository; every
 //! change is applied to what the build really uses, and one that no longer
 //! fits its file is an error naming the module, the version and the file.
+mod errors;
 mod net;
 pub mod shims;
 mod storage;
@@ -41,7 +44,7 @@ pub(crate) fn goroot() -> Result<PathBuf, String> {
 
 /// Part of a build's fingerprint: which overlays, and the version of ours.
 pub fn recipe_tag(net: bool, storage: bool) -> String {
-    let mut tag = String::new();
+    let mut tag = format!("|errors-overlay-{}", errors::VERSION);
     if net {
         tag.push_str(&format!("|net-overlay-{}", hash_hex(&[SEEDFALL_NET.as_bytes()])));
     }
@@ -51,14 +54,11 @@ pub fn recipe_tag(net: bool, storage: bool) -> String {
     tag
 }
 
-/// The extra `go build` arguments for these overlays (`-overlay=...`,
+/// The extra `go build` arguments for the error texts and these overlays (`-overlay=...`,
 /// `-modfile=...`), written into the cache once per input.
 pub fn prepare(module_root: &Path, net: bool, storage: bool, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Vec<String>, String> {
-    if !net && !storage {
-        return Ok(Vec::new());
-    }
     let root = goroot()?;
-    let mut files = Vec::new();
+    let mut files = errors::files(&root).map_err(|e| format!("go: Linux error texts: {e}"))?;
     if net {
         files.extend(net::files(&root).map_err(|e| format!("go.net: {e}"))?);
     }
