@@ -32,7 +32,7 @@ pub const KINDS: &[&str] = &["output", "property", "fault", "crash", "restart", 
 /// The help of `-kind`: every name of `KINDS`, and what `disk` and `net` take.
 fn kind_help() -> String {
     format!(
-        "Only these kinds of event (comma-separated): {}. `disk` lists every disk event: creates, renames, unlinks, mkdirs, truncates, fsyncs and what each crash lost; `net` lists connections made, refused, timed out and reset, and partitions healing",
+        "Only these kinds of event (comma-separated): {}. `disk` lists every disk event: creates, renames, unlinks, mkdirs, truncates, fsyncs, what each crash lost and each write, truncate, create or mkdir the disk had no room for; `net` lists connections made, refused, timed out and reset, and partitions healing",
         KINDS.join(", ")
     )
 }

@@ -335,12 +335,13 @@ fn event_text_raw(kind: &seedfall_sim::trace::EventKind) -> String {
             (None, Some(size)) => format!("{} {path} to {size} bytes", op.name()),
             (None, None) => format!("{} {path}", op.name()),
         },
-        EventKind::NoSpace { op, path, asked, done, free, full } => {
+        EventKind::NoSpace { op, path, write, asked, done, free, full } => {
             let why = match (*full, *free) {
                 (true, _) => "a disk_full fault holds the free space at 0".to_string(),
                 (false, f) if f < seedfall_sim::disk::BLOCK_BYTES => format!("{f} bytes free, less than a block"),
                 (false, f) => format!("{f} bytes free"),
             };
+            let op = if *write > 0 { format!("{op} #{write}") } else { op.clone() };
             if *done > 0 {
                 format!("no space: {op} {path} wrote {done} of {asked} bytes ({why})")
             } else {

@@ -199,3 +199,33 @@ pub fn eio_target(config: &Config, node_idx: usize) -> bool {
         None => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Swarm mode switches the full-disk families on and off like the
+    /// others, and a config without them draws what it always drew.
+    #[test]
+    fn swarm_mode_takes_the_full_disk_families_too() {
+        let with = r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "faults": {"swarm": true, "pause": {"rate": 1, "duration": "1ms"},
+            "write_error": {"probability": 0.1}, "disk_full": {"rate": 1, "duration": "1ms"}}}"#;
+        let config = Config::parse(std::path::Path::new("/x/seedfall.json"), with).unwrap();
+        let mut seen = (0, 0, 0);
+        for seed in 0..64 {
+            let fam = families(&config.faults, &mut Streams::new(seed));
+            seen.0 += usize::from(fam.write_error);
+            seen.1 += usize::from(fam.disk_full);
+            seen.2 += usize::from(fam.write_error && fam.disk_full && fam.pause);
+            assert_eq!(fam.names().contains(&"write_error"), fam.write_error);
+        }
+        assert!((10..54).contains(&seen.0) && (10..54).contains(&seen.1) && seen.2 > 0, "{seen:?}");
+        // The draws for the families configured before them are unchanged.
+        let without = r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], "faults": {"swarm": true, "pause": {"rate": 1, "duration": "1ms"}}}"#;
+        let config_without = Config::parse(std::path::Path::new("/x/seedfall.json"), without).unwrap();
+        assert!(config_without.faults.write_error.is_none() && config_without.faults.disk_full.is_none());
+        for seed in 0..64 {
+            assert_eq!(families(&config.faults, &mut Streams::new(seed)).pause, families(&config_without.faults, &mut Streams::new(seed)).pause);
+        }
+    }
+}

@@ -67,12 +67,15 @@ pub enum EventKind {
         #[serde(skip_serializing_if = "Option::is_none")]
         size: Option<u64>,
     },
-    /// A `op` (write, truncate, create, mkdir) on `path` the disk had no room
+    /// An `op` (write, truncate, create, mkdir) on `path` the disk had no room
     /// for: ENOSPC, or for a write `done` of the `asked` bytes (a short
     /// write). `free` is the room left; `full`: a `disk_full` fault holds it at 0.
     NoSpace {
         op: String,
         path: String,
+        /// A write's number (what a `write_error` fault names), else 0.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        write: u64,
         #[serde(default, skip_serializing_if = "is_zero")]
         asked: u64,
         #[serde(default, skip_serializing_if = "is_zero")]

@@ -327,7 +327,7 @@ pub fn fd_filestat_set_size(cx: &mut Cx<'_>, fd: u32, size: u64) -> Errno {
         make_room(cx, Some(f.ino), old, size.saturating_sub(old));
         if let Err(e) = cx.world.disks[idx].set_size(f.ino, size, now) {
             if e == errno::NOSPC {
-                cx.world.no_space(idx, "truncate", f.ino, size - old, 0);
+                cx.world.no_space(idx, "truncate", f.ino, 0, size - old, 0);
             }
             return Err(e);
         }
@@ -420,7 +420,7 @@ pub fn fd_allocate(cx: &mut Cx<'_>, fd: u32, offset: u64, len: u64) -> Errno {
             make_room(cx, Some(f.ino), old, want - old);
             if let Err(e) = cx.world.disks[idx].set_size(f.ino, want, now) {
                 if e == errno::NOSPC {
-                    cx.world.no_space(idx, "allocate", f.ino, want - old, 0);
+                    cx.world.no_space(idx, "allocate", f.ino, 0, want - old, 0);
                 }
                 return Err(e);
             }

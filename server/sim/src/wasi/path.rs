@@ -74,7 +74,7 @@ pub fn path_open(
                 let ino = match disk.create_file(parent, &name, now) {
                     Err(e) if e == errno::NOSPC => {
                         let at = joined(disk, parent, &name);
-                        cx.world.no_space_at(idx, "create", at, 0, 0);
+                        cx.world.no_space_at(idx, "create", at, 0, 0, 0);
                         return Err(e);
                     }
                     r => r?,
@@ -134,7 +134,7 @@ pub fn path_create_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) ->
         let ino = match disk.mkdir(parent, &name, now) {
             Err(e) if e == errno::NOSPC => {
                 let at = joined(disk, parent, &name);
-                cx.world.no_space_at(idx, "mkdir", at, 0, 0);
+                cx.world.no_space_at(idx, "mkdir", at, 0, 0, 0);
                 return Err(e);
             }
             r => r?,

@@ -249,13 +249,13 @@ impl World {
         }
         let n = match self.disks[node_idx].write_at(ino, offset, data, now) {
             Err(e) if e == errno::NOSPC => {
-                self.no_space(node_idx, "write", ino, data.len() as u64, 0);
+                self.no_space(node_idx, "write", ino, write, data.len() as u64, 0);
                 return Err(e);
             }
             r => r?,
         };
         if n < data.len() {
-            self.no_space(node_idx, "write", ino, data.len() as u64, n as u64);
+            self.no_space(node_idx, "write", ino, write, data.len() as u64, n as u64);
         }
         let planned = self.faults.media.at_write.remove(&(node_idx, write));
         let Some((first, last)) = self.disks[node_idx].sectors_of(offset, n as u64) else { return Ok(n) };
@@ -332,14 +332,15 @@ impl World {
 
     /// A write, truncate, create or mkdir the disk had no room for (or a
     /// short write: `done` of `asked` bytes), in the trace.
-    pub fn no_space(&mut self, node_idx: usize, op: &str, ino: Ino, asked: u64, done: u64) {
+    /// `write`: the write's number, 0 for the other operations.
+    pub fn no_space(&mut self, node_idx: usize, op: &str, ino: Ino, write: u64, asked: u64, done: u64) {
         let path = self.disks[node_idx].path_of(ino);
-        self.no_space_at(node_idx, op, path, asked, done);
+        self.no_space_at(node_idx, op, path, write, asked, done);
     }
 
-    pub fn no_space_at(&mut self, node_idx: usize, op: &str, path: String, asked: u64, done: u64) {
+    pub fn no_space_at(&mut self, node_idx: usize, op: &str, path: String, write: u64, asked: u64, done: u64) {
         let (free, full) = (self.disks[node_idx].room(self.now).unwrap_or(0), self.disks[node_idx].full_at(self.now));
-        self.record(Some(node_idx), EventKind::NoSpace { op: op.to_string(), path, asked, done, free, full });
+        self.record(Some(node_idx), EventKind::NoSpace { op: op.to_string(), path, write, asked, done, free, full });
     }
 
     /// A path operation failed with ENOENT: when a missing folder is why,
