@@ -138,10 +138,11 @@ fn check_memory_fits(wasm: &[u8], max: u64) -> Result<(), String> {
 fn node_catalog(node: &seedfall_sim::config::NodeSpec, built: &recipe::Built, cache: &Cache) -> Result<crate::catalog::Catalog, String> {
     let wasm = std::fs::read(&built.wasm).map_err(|e| format!("cannot read {}: {e}", built.wasm.display()))?;
     let mut catalog = crate::catalog::from_wasm(&wasm, &node.name)?;
-    if let (seedfall_sim::config::WasmSource::Go { dir, package, net, storage, .. }, Some(fp)) = (&node.source, &built.fingerprint) {
+    if let (seedfall_sim::config::WasmSource::Go { dir, package, .. }, Some(fp)) = (&node.source, &built.fingerprint) {
+        let overlays = crate::go_overlay::Overlays::of(&node.source);
         let mut go_args = || {
             let root = crate::recipe::find_up(dir, "go.mod").unwrap_or_else(|| dir.clone());
-            crate::go_overlay::prepare(&root, *net, *storage, cache, &mut |_| {})
+            crate::go_overlay::prepare(&root, overlays, cache, &mut |_| {})
         };
         let go = crate::catalog::from_go(&node.name, dir, package, fp, cache, &mut go_args)?;
         catalog.entries.extend(go.entries);

@@ -40,7 +40,7 @@ pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Re
             }
             Ok(Built { wasm: p.clone(), rebuilt: false, fingerprint: None })
         }
-        WasmSource::Go { dir, package, tags, net, storage } => go(node, dir, package, tags, *net, *storage, cache, log),
+        WasmSource::Go { dir, package, tags, .. } => go(node, dir, package, tags, crate::go_overlay::Overlays::of(&node.source), cache, log),
         WasmSource::Cargo { dir, package, bin, profile } => cargo(node, dir, package.as_deref(), bin.as_deref(), profile, cache, log),
     }
 }
@@ -50,8 +50,7 @@ fn tool_version(program: &str, args: &[&str]) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, storage: bool, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
+fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], overlays: crate::go_overlay::Overlays, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
     if !dir.is_dir() {
         return Err(format!("node \"{}\": go.dir {} is not a folder", node.name, dir.display()));
     }
@@ -59,7 +58,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, st
     let mut roots = vec![module_root.clone()];
     roots.extend(go_local_replaces(&module_root));
     let version = tool_version("go", &["version"])?;
-    let recipe = format!("go|{package}|{}|{version}{}", tags.join(","), crate::go_overlay::recipe_tag(net, storage));
+    let recipe = format!("go|{package}|{}|{version}{}", tags.join(","), crate::go_overlay::recipe_tag(overlays));
     let fp = fingerprint(&roots, &recipe)?;
     let out = cache.path("wasm", &format!("go-{fp}.wasm"));
     if out.is_file() {
@@ -74,7 +73,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, st
     if !tags.is_empty() {
         cmd.arg(format!("-tags={}", tags.join(",")));
     }
-    let extra = crate::go_overlay::prepare(&module_root, net, storage, cache, log).map_err(|e| format!("node \"{}\": {e}", node.name))?;
+    let extra = crate::go_overlay::prepare(&module_root, overlays, cache, log).map_err(|e| format!("node \"{}\": {e}", node.name))?;
     if extra.iter().any(|a| a.starts_with("-modfile=")) {
         // An alternate go.mod is not for a workspace.
         cmd.env("GOWORK", "off");
@@ -85,14 +84,14 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], net: bool, st
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tags = if tags.is_empty() { String::new() } else { format!(" -tags={}", tags.join(",")) };
-        let overlay = if extra.is_empty() { "" } else { " (seedfall's build adds its overlays with -overlay, and -modfile for storage: Linux's error texts always, net and storage when the recipe asks)" };
+        let overlay = if extra.is_empty() { "" } else { " (seedfall's build adds the overlays the recipe asks for, net, storage or linux_errors, with -overlay, and -modfile for storage)" };
         return Err(format!(
             "node \"{}\": go build failed in {}:\n{}\n  reproduce it: cd {} && GOOS=wasip1 GOARCH=wasm go build -trimpath{tags} {package}{overlay}{}",
             node.name,
             dir.display(),
             stderr.trim_end(),
             dir.display(),
-            go_build_hint(&stderr, storage).map(|h| format!("\n  hint: {h}")).unwrap_or_default()
+            go_build_hint(&stderr, overlays.storage).map(|h| format!("\n  hint: {h}")).unwrap_or_default()
         ));
     }
     std::fs::rename(&tmp, &out).map_err(|e| format!("cannot move the built wasm into the cache: {e}"))?;

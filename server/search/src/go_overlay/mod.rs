@@ -3,8 +3,9 @@
 //!
 //! - `net` (`"net": true`): the standard library's `net` package on the
 //!   simulated network (`net`).
-//! - always: Linux's error texts in package `syscall` (`errors`), so a
-//!   guest's `err.Error()` reads as on Linux, where programs match it.
+//! - `linux_errors` (`"linux_errors": true`): Linux's error texts in
+//!   package `syscall` (`errors`), so a guest's `err.Error()` reads as on
+//!   Linux, where programs match it.
 //! - `storage` (`"storage": true`): what Unix storage libraries need and
 //!   wasip1 lacks: mmap, flock and friends in package `syscall`, the subset
 //!   of `golang.org/x/sys/unix` they call, and what each library it knows
@@ -42,9 +43,30 @@ pub(crate) fn goroot() -> Result<PathBuf, String> {
     Ok(PathBuf::from(root))
 }
 
+/// Which overlays a `go` recipe asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overlays {
+    pub net: bool,
+    pub storage: bool,
+    pub linux_errors: bool,
+}
+
+impl Overlays {
+    pub fn of(source: &seedfall_sim::config::WasmSource) -> Overlays {
+        match source {
+            seedfall_sim::config::WasmSource::Go { net, storage, linux_errors, .. } => Overlays { net: *net, storage: *storage, linux_errors: *linux_errors },
+            _ => Overlays::default(),
+        }
+    }
+}
+
 /// Part of a build's fingerprint: which overlays, and the version of ours.
-pub fn recipe_tag(net: bool, storage: bool) -> String {
-    let mut tag = format!("|errors-overlay-{}", errors::VERSION);
+pub fn recipe_tag(o: Overlays) -> String {
+    let Overlays { net, storage, linux_errors } = o;
+    let mut tag = String::new();
+    if linux_errors {
+        tag.push_str(&format!("|errors-overlay-{}", errors::VERSION));
+    }
     if net {
         tag.push_str(&format!("|net-overlay-{}", hash_hex(&[SEEDFALL_NET.as_bytes()])));
     }
@@ -54,11 +76,18 @@ pub fn recipe_tag(net: bool, storage: bool) -> String {
     tag
 }
 
-/// The extra `go build` arguments for the error texts and these overlays (`-overlay=...`,
+/// The extra `go build` arguments for these overlays (`-overlay=...`,
 /// `-modfile=...`), written into the cache once per input.
-pub fn prepare(module_root: &Path, net: bool, storage: bool, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Vec<String>, String> {
+pub fn prepare(module_root: &Path, o: Overlays, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Vec<String>, String> {
+    let Overlays { net, storage, linux_errors } = o;
+    if !net && !storage && !linux_errors {
+        return Ok(Vec::new());
+    }
     let root = goroot()?;
-    let mut files = errors::files(&root).map_err(|e| format!("go: Linux error texts: {e}"))?;
+    let mut files = Vec::new();
+    if linux_errors {
+        files.extend(errors::files(&root).map_err(|e| format!("go.linux_errors: {e}"))?);
+    }
     if net {
         files.extend(net::files(&root).map_err(|e| format!("go.net: {e}"))?);
     }

@@ -29,7 +29,9 @@ pub enum WasmSource {
     /// `net` package on the simulated network (see docs/network.md).
     /// With `storage`, with the overlay that gives Unix storage libraries
     /// mmap, flock and what else wasip1 lacks (docs/sdk-go.md#storage).
-    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool, storage: bool },
+    /// With `linux_errors`, `syscall`'s error texts are Linux's rather than
+    /// wasip1's (docs/sdk-go.md#error-texts).
+    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool, storage: bool, linux_errors: bool },
     /// `cargo build --target wasm32-wasip1` run in `dir`.
     Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
 }
@@ -61,7 +63,7 @@ impl NodeSpec {
 pub const RESERVED_ENV: &[&str] = &["SEEDFALL_NODE", "ANTITHESIS_SDK_LOCAL_OUTPUT"];
 
 const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload", "disk"];
-const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net", "storage"];
+const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net", "storage", "linux_errors"];
 const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
 
 impl Parser {
@@ -139,7 +141,11 @@ impl Parser {
                     Some(b) => self.bool(b, &format!("{gpath}.storage"))?,
                     None => false,
                 };
-                Ok(WasmSource::Go { dir, package, tags, net, storage })
+                let linux_errors = match m.get("linux_errors") {
+                    Some(b) => self.bool(b, &format!("{gpath}.linux_errors"))?,
+                    None => false,
+                };
+                Ok(WasmSource::Go { dir, package, tags, net, storage, linux_errors })
             }
             _ => {
                 let cpath = format!("{path}.cargo");
