@@ -160,6 +160,22 @@ fn walkv_on_a_full_disk_cannot_open_its_log_after_a_short_write_and_reopening_cu
     assert_eq!(fixed["failed"], 0, "{fixed}");
 }
 
+/// natscluster's fixed release (v2.10.23) with Linux's error texts: a
+/// server whose write meets ENOSPC disables JetStream and deletes its meta
+/// state; after two of them and a kill of each server, the cluster forgets
+/// its stream (the committed schedule, two fill-ups and three kills).
+#[test]
+fn natscluster_forgets_its_stream_after_full_disks_disable_jetstream_and_three_kills() {
+    let out = seedfall(&["replay", "-c", "examples/natscluster/seedfall.fixed.full-kill.json", "-faults", "examples/natscluster/schedules/full-kill.json", "-json"]);
+    let r = json(&out);
+    assert_eq!(r["verdict"], "fail", "{}", out.stderr);
+    let node = &r["failure"]["nodes"][0];
+    assert_eq!(node["message"], "the cluster never forgets the acknowledged stream", "{node}");
+    assert!(node["details"].as_str().unwrap().contains("err_code=10059"), "{node}");
+    let printed: Vec<&str> = r["events"].as_array().unwrap().iter().filter_map(|e| e["text"].as_str()).collect();
+    assert_eq!(printed.iter().filter(|t| t.contains("JetStream out of resources, will be DISABLED")).count(), 2, "two servers took Linux's out-of-space path");
+}
+
 /// walkv runs the unmodified github.com/rosedblabs/wal: on ext4 (and, by the
 /// re-check of the posix finding, on xfs and btrfs) every acknowledged write
 /// survives, as on the real kernel; under strict POSIX a segment whose folder
