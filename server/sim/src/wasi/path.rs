@@ -17,6 +17,22 @@ fn joined(disk: &crate::disk::Disk, parent: crate::disk::Ino, name: &str) -> Str
     if base == "/" { format!("/{name}") } else { format!("{base}/{name}") }
 }
 
+/// A create or mkdir (`op`, by `make`) of `name` in `parent`: room is made
+/// first (`fd::make_room`), and a refusal for want of it is in the trace.
+fn new_inode(cx: &mut Cx<'_>, parent: crate::disk::Ino, name: &str, op: &str, make: fn(&mut crate::disk::Disk, crate::disk::Ino, &str, crate::vtime::VTime) -> Result<crate::disk::Ino, Errno>) -> Result<crate::disk::Ino, Errno> {
+    fd::make_room(cx, None, 0, 0);
+    let (idx, now) = (cx.node.idx, cx.world.now);
+    let disk = &mut cx.world.disks[idx];
+    match make(disk, parent, name, now) {
+        Err(e) if e == errno::NOSPC => {
+            let at = joined(disk, parent, name);
+            cx.world.no_space_at(idx, op, at, 0, 0, 0);
+            Err(e)
+        }
+        r => r,
+    }
+}
+
 /// Bound on a path a guest passes (Linux's PATH_MAX): longer is ENAMETOOLONG.
 pub const PATH_BYTES_MAX: u32 = 4096;
 
@@ -69,17 +85,8 @@ pub fn path_open(
             }
             Err(e) if e == errno::NOENT && oflags & OFLAGS_CREAT != 0 => {
                 let (parent, name) = disk.resolve_parent(dir, &path)?;
-                fd::make_room(cx, None, 0, 0);
-                let disk = &mut cx.world.disks[idx];
-                let ino = match disk.create_file(parent, &name, now) {
-                    Err(e) if e == errno::NOSPC => {
-                        let at = joined(disk, parent, &name);
-                        cx.world.no_space_at(idx, "create", at, 0, 0, 0);
-                        return Err(e);
-                    }
-                    r => r?,
-                };
-                let created = disk.path_of(ino);
+                let ino = new_inode(cx, parent, &name, "create", crate::disk::Disk::create_file)?;
+                let created = cx.world.disks[idx].path_of(ino);
                 cx.world.disk_event(idx, crate::trace::DiskOp::Create, created, None, None);
                 ino
             }
@@ -125,21 +132,10 @@ pub fn path_create_directory(cx: &mut Cx<'_>, dirfd: u32, ptr: u32, len: u32) ->
         let dir = cx.node.fds.dir(dirfd)?;
         let path = path_arg(cx, ptr, len)?;
         asked = Some((dir, path.clone()));
-        let now = cx.world.now;
         let idx = cx.node.idx;
-        let disk = &mut cx.world.disks[idx];
-        let (parent, name) = disk.resolve_parent(dir, &path)?;
-        fd::make_room(cx, None, 0, 0);
-        let disk = &mut cx.world.disks[idx];
-        let ino = match disk.mkdir(parent, &name, now) {
-            Err(e) if e == errno::NOSPC => {
-                let at = joined(disk, parent, &name);
-                cx.world.no_space_at(idx, "mkdir", at, 0, 0, 0);
-                return Err(e);
-            }
-            r => r?,
-        };
-        let made = disk.path_of(ino);
+        let (parent, name) = cx.world.disks[idx].resolve_parent(dir, &path)?;
+        let ino = new_inode(cx, parent, &name, "mkdir", crate::disk::Disk::mkdir)?;
+        let made = cx.world.disks[idx].path_of(ino);
         cx.world.disk_event(idx, crate::trace::DiskOp::Mkdir, made, None, None);
         Ok(())
     })();
