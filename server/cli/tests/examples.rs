@@ -174,6 +174,11 @@ fn natscluster_forgets_its_stream_after_full_disks_disable_jetstream_and_three_k
     assert!(node["details"].as_str().unwrap().contains("err_code=10059"), "{node}");
     let printed: Vec<&str> = r["events"].as_array().unwrap().iter().filter_map(|e| e["text"].as_str()).collect();
     assert_eq!(printed.iter().filter(|t| t.contains("JetStream out of resources, will be DISABLED")).count(), 2, "two servers took Linux's out-of-space path");
+    // A follower that could not store two values later leads the stream.
+    let out = seedfall(&["replay", "-c", "examples/natscluster/seedfall.fixed.full-kill.json", "-faults", "examples/natscluster/schedules/full-kill-values.json", "-json"]);
+    let node = json(&out)["failure"]["nodes"][0].clone();
+    assert_eq!(node["message"], "every acknowledged value can be read back", "{node}");
+    assert!(node["details"].as_str().unwrap().contains("\"lost\":2"), "{node}");
 }
 
 /// walkv runs the unmodified github.com/rosedblabs/wal: on ext4 (and, by the
