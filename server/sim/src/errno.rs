@@ -41,3 +41,36 @@ pub const DOM: Errno = 18;
 pub const DEADLK: Errno = 16;
 pub const NOLCK: Errno = 46;
 pub const NOMEM: Errno = 48;
+
+/// The error a `write_error` fault returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub enum WriteErrno {
+    #[serde(rename = "EIO")]
+    Eio,
+    #[serde(rename = "ENOSPC")]
+    Enospc,
+}
+
+impl WriteErrno {
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteErrno::Eio => "EIO",
+            WriteErrno::Enospc => "ENOSPC",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<WriteErrno> {
+        match text {
+            "EIO" => Some(WriteErrno::Eio),
+            "ENOSPC" => Some(WriteErrno::Enospc),
+            _ => None,
+        }
+    }
+
+    pub fn errno(self) -> Errno {
+        match self {
+            WriteErrno::Eio => IO,
+            WriteErrno::Enospc => NOSPC,
+        }
+    }
+}

@@ -127,38 +127,7 @@ pub enum Fault {
     DiskFull { node: String, at_ns: u64, duration_ns: u64 },
 }
 
-/// The error a `write_error` fault returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum WriteErrno {
-    #[serde(rename = "EIO")]
-    Eio,
-    #[serde(rename = "ENOSPC")]
-    Enospc,
-}
-
-impl WriteErrno {
-    pub fn name(self) -> &'static str {
-        match self {
-            WriteErrno::Eio => "EIO",
-            WriteErrno::Enospc => "ENOSPC",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<WriteErrno> {
-        match text {
-            "EIO" => Some(WriteErrno::Eio),
-            "ENOSPC" => Some(WriteErrno::Enospc),
-            _ => None,
-        }
-    }
-
-    pub fn errno(self) -> crate::errno::Errno {
-        match self {
-            WriteErrno::Eio => crate::errno::IO,
-            WriteErrno::Enospc => crate::errno::NOSPC,
-        }
-    }
-}
+pub use crate::errno::WriteErrno;
 
 /// Which way a partition stops traffic, seen from its node.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

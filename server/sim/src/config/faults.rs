@@ -42,7 +42,7 @@ pub struct WriteErrorFaults {
     pub nodes: Vec<String>,
     pub path_prefix: Option<String>,
     /// Never empty, no repeats.
-    pub errors: Vec<crate::schedule::WriteErrno>,
+    pub errors: Vec<crate::errno::WriteErrno>,
 }
 
 /// A storage fault family: each read (or write) of a targeted instance is hit
@@ -231,7 +231,7 @@ impl Parser {
                     let names = self.strings(v, &ep)?;
                     let mut errors = Vec::new();
                     for (i, name) in names.iter().enumerate() {
-                        let e = crate::schedule::WriteErrno::parse(name).ok_or_else(|| self.err(&format!("{ep}[{i}]"), format!("expected \"EIO\" or \"ENOSPC\", found \"{}\"", super::parse::shown_text(name))))?;
+                        let e = crate::errno::WriteErrno::parse(name).ok_or_else(|| self.err(&format!("{ep}[{i}]"), format!("expected \"EIO\" or \"ENOSPC\", found \"{}\"", super::parse::shown_text(name))))?;
                         if !errors.contains(&e) {
                             errors.push(e);
                         }
@@ -241,7 +241,7 @@ impl Parser {
                     }
                     errors
                 }
-                None => vec![crate::schedule::WriteErrno::Eio, crate::schedule::WriteErrno::Enospc],
+                None => vec![crate::errno::WriteErrno::Eio, crate::errno::WriteErrno::Enospc],
             };
             f.write_error = Some(WriteErrorFaults { probability, nodes: self.targets(c, p, nodes)?, path_prefix, errors });
         }

@@ -467,7 +467,7 @@ mod tests {
                        "disk_full": {"rate": 1, "duration": "10ms-1s", "nodes": ["b"]}}}"#).unwrap();
         assert_eq!((c.nodes[0].capacity(&c.disk), c.nodes[1].capacity(&c.disk)), (Some(1 << 20), Some(64 << 10)));
         let we = c.faults.write_error.unwrap();
-        assert_eq!((we.path_prefix.as_deref(), we.errors, we.nodes), (Some("/data/wal"), vec![crate::schedule::WriteErrno::Enospc], vec!["a".to_string(), "b".to_string()]));
+        assert_eq!((we.path_prefix.as_deref(), we.errors, we.nodes), (Some("/data/wal"), vec![crate::errno::WriteErrno::Enospc], vec!["a".to_string(), "b".to_string()]));
         assert_eq!(c.faults.disk_full.unwrap().nodes, ["b"]);
         let base = r#"{"duration": "2s", "nodes": [{"name": "a", "wasm": "a"}], FIELD}"#;
         let e = |field: &str| err(&base.replace("FIELD", field));

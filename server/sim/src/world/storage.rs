@@ -39,7 +39,7 @@ pub struct MediaFaultState {
     /// `write_error`: only writes to paths starting with this are hit.
     pub write_error_prefix: Option<String>,
     /// `write_error`: the errors a hit write fails with (never empty).
-    pub write_errnos: Vec<crate::schedule::WriteErrno>,
+    pub write_errnos: Vec<crate::errno::WriteErrno>,
     /// Schedule mode: faults keyed by (node, read number) and (node, write number).
     pub at_read: BTreeMap<(usize, u64), Fault>,
     pub at_write: BTreeMap<(usize, u64), Fault>,
