@@ -103,7 +103,12 @@ impl Disk {
     /// name. `held`: inodes the node still holds open. Whether anything was
     /// pending.
     pub fn reclaim(&mut self, now: VTime, held: impl Fn(Ino) -> bool) -> bool {
-        if self.orphans.is_empty() && self.footprint_total == self.size_total {
+        // Nothing pending, nothing to commit: ext4 forces a commit only when
+        // frees are pending (`s_mb_free_pending`). Footprints are whole
+        // blocks, so a shrink is pending where the durable image is longer
+        // than the cache, not where the totals differ.
+        let shrinks = self.inodes.values().any(|i| matches!(&i.kind, Kind::File(f) if f.image.len() > f.data.len() as u64));
+        if self.orphans.is_empty() && !shrinks {
             return false;
         }
         if self.model.commits() {
@@ -240,6 +245,11 @@ mod tests {
         assert!(d.reclaim(T, |_| false));
         assert!(!d.short_of_room(Some(g), 0, 100, T));
         assert!(!d.reclaim(T, |_| false), "nothing left to reclaim");
+        // A file not a whole number of blocks long is nothing pending: no commit.
+        d.write_at(g, 0, &[2; 100], T).unwrap();
+        let commits_before = d.last_commit;
+        assert!(!d.reclaim(VTime(7), |_| false), "a partial last block is not a pending free");
+        assert_eq!(d.last_commit, commits_before);
         // An unlinked file still open keeps its blocks, as on Linux.
         let (mut d, f) = disk(FsModel::Ext4, 4 * BLOCK_BYTES);
         d.write_at(f, 0, &[1; 3 * BLOCK_BYTES as usize], T).unwrap();
