@@ -60,11 +60,7 @@ impl WriteErrno {
     }
 
     pub fn parse(text: &str) -> Option<WriteErrno> {
-        match text {
-            "EIO" => Some(WriteErrno::Eio),
-            "ENOSPC" => Some(WriteErrno::Enospc),
-            _ => None,
-        }
+        [WriteErrno::Eio, WriteErrno::Enospc].into_iter().find(|e| e.name() == text)
     }
 
     pub fn errno(self) -> Errno {

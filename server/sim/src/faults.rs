@@ -182,22 +182,19 @@ pub fn plan(config: &Config, fam: &Families, streams: &mut Streams, from: VTime)
     out
 }
 
-/// Whether the node instance is a target of a storage fault family.
-pub fn media_target(config: &Config, family: &Option<crate::config::MediaFaults>, node_idx: usize) -> bool {
-    family.as_ref().is_some_and(|m| targets(config, &m.nodes).contains(&node_idx))
+/// Whether the node instance is one of the config nodes `nodes` names.
+pub fn targeted(config: &Config, nodes: &[String], node_idx: usize) -> bool {
+    targets(config, nodes).contains(&node_idx)
 }
 
-/// Whether the node instance is a target of the write-error family.
-pub fn write_error_target(config: &Config, node_idx: usize) -> bool {
-    config.faults.write_error.as_ref().is_some_and(|w| targets(config, &w.nodes).contains(&node_idx))
+/// Whether the node instance is a target of a storage fault family.
+pub fn media_target(config: &Config, family: &Option<crate::config::MediaFaults>, node_idx: usize) -> bool {
+    family.as_ref().is_some_and(|m| targeted(config, &m.nodes, node_idx))
 }
 
 /// Whether the node instance is a target of the fsync-EIO family.
 pub fn eio_target(config: &Config, node_idx: usize) -> bool {
-    match &config.faults.fsync_eio {
-        Some(e) => targets(config, &e.nodes).contains(&node_idx),
-        None => false,
-    }
+    config.faults.fsync_eio.as_ref().is_some_and(|e| targeted(config, &e.nodes, node_idx))
 }
 
 #[cfg(test)]

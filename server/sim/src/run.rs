@@ -94,7 +94,7 @@ fn setup_disks_and_faults(w: &mut World, program: &Program, schedule: &Schedule,
                 w.faults.media.write_error = crate::world::storage::MediaRate {
                     on: fam.write_error,
                     probability: we.probability,
-                    targets: (0..instances.len()).map(|i| faults::write_error_target(config, i)).collect(),
+                    targets: (0..instances.len()).map(|i| faults::targeted(config, &we.nodes, i)).collect(),
                     atlas: false,
                 };
                 w.faults.media.write_error_prefix = we.path_prefix.clone();

@@ -136,8 +136,7 @@ impl Disk {
         if fits == 0 && !bytes.is_empty() {
             // Refused, it was still a write: faults keyed by write number
             // count it, so a replay numbers writes as the run did.
-            self.ops += 1;
-            self.writes += 1;
+            self.refused_write();
             return Err(errno::NOSPC);
         }
         let bytes = &bytes[..fits as usize];

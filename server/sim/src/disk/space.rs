@@ -69,19 +69,19 @@ impl Disk {
     /// file's footprint take room: rewriting what it holds, or appending
     /// inside its last block, needs none, even on a full disk.
     pub(super) fn fits(&self, ino: Ino, offset: u64, len: u64, now: VTime) -> Result<u64, Errno> {
+        // Every write asks: an unbounded disk answers before any lookup.
+        let Some(room) = self.room(now) else { return Ok(len) };
         let footprint = match &self.inode(ino)?.kind {
             Kind::File(f) => f.footprint(),
             Kind::Dir { .. } => return Err(errno::ISDIR),
         };
         let end = offset.saturating_add(len);
         let needed = end.div_ceil(BLOCK_BYTES).saturating_mul(BLOCK_BYTES).saturating_sub(footprint);
-        match self.room(now) {
-            Some(room) if needed > room => {
-                let fit_end = footprint + room / BLOCK_BYTES * BLOCK_BYTES;
-                Ok(fit_end.saturating_sub(offset).min(len))
-            }
-            _ => Ok(len),
+        if needed <= room {
+            return Ok(len);
         }
+        let fit_end = footprint + room / BLOCK_BYTES * BLOCK_BYTES;
+        Ok(fit_end.saturating_sub(offset).min(len))
     }
 
     /// What a write of `len` bytes at `offset` of `ino`, or (`ino` None) a

@@ -321,16 +321,8 @@ pub fn fd_filestat_set_size(cx: &mut Cx<'_>, fd: u32, size: u64) -> Errno {
         if !f.writable {
             return Err(errno::BADF);
         }
-        let now = cx.world.now;
         let idx = cx.node.idx;
-        let old = cx.world.disks[idx].inode(f.ino)?.size();
-        make_room(cx, Some(f.ino), old, size.saturating_sub(old));
-        if let Err(e) = cx.world.disks[idx].set_size(f.ino, size, now) {
-            if e == errno::NOSPC {
-                cx.world.no_space(idx, "truncate", f.ino, 0, size - old, 0);
-            }
-            return Err(e);
-        }
+        set_size(cx, f.ino, size, "truncate")?;
         let path = cx.world.disks[idx].path_of(f.ino);
         cx.world.disk_event(idx, crate::trace::DiskOp::Truncate, path, None, Some(size));
         Ok(())
@@ -414,16 +406,8 @@ pub fn fd_allocate(cx: &mut Cx<'_>, fd: u32, offset: u64, len: u64) -> Errno {
         let f = open_file(cx, fd)?;
         let idx = cx.node.idx;
         let want = offset.checked_add(len).ok_or(errno::FBIG)?;
-        let now = cx.world.now;
-        let old = cx.world.disks[idx].inode(f.ino)?.size();
-        if old < want {
-            make_room(cx, Some(f.ino), old, want - old);
-            if let Err(e) = cx.world.disks[idx].set_size(f.ino, want, now) {
-                if e == errno::NOSPC {
-                    cx.world.no_space(idx, "allocate", f.ino, 0, want - old, 0);
-                }
-                return Err(e);
-            }
+        if cx.world.disks[idx].inode(f.ino)?.size() < want {
+            set_size(cx, f.ino, want, "allocate")?;
         }
         Ok(())
     })())
@@ -479,6 +463,19 @@ pub fn fd_readdir(cx: &mut Cx<'_>, fd: u32, buf: u32, buf_len: u32, cookie: u64,
         mem::bytes_mut(cx.mem, buf, n as u32)?.copy_from_slice(&out[..n]);
         mem::write_u32(cx.mem, used, n as u32)
     })())
+}
+
+/// Sets a file's size (`op`: truncate, allocate): room is made first for
+/// growth, and a refusal for want of it is in the trace.
+fn set_size(cx: &mut Cx<'_>, ino: crate::disk::Ino, size: u64, op: &str) -> Result<(), Errno> {
+    let (idx, now) = (cx.node.idx, cx.world.now);
+    let old = cx.world.disks[idx].inode(ino)?.size();
+    make_room(cx, Some(ino), old, size.saturating_sub(old));
+    let r = cx.world.disks[idx].set_size(ino, size, now);
+    if r == Err(errno::NOSPC) {
+        cx.world.no_space(idx, op, ino, 0, size - old, 0);
+    }
+    r
 }
 
 /// Before a write, truncate up, create or mkdir the disk has no room for:

@@ -302,32 +302,28 @@ impl World {
             Some(Fault::WriteError { .. }) => self.faults.media.at_write.remove(&(node_idx, write)),
             _ => None,
         };
-        let fault = match planned {
-            // A schedule's path is informational: the trace says what was hit.
-            Some(Fault::WriteError { node, write, at_ns, errno, .. }) => Fault::WriteError { node, write, at_ns, errno, path: self.disks[node_idx].path_of(ino) },
+        // A schedule's path is informational: the trace says what was hit.
+        // (The path is made only for a write that may be hit: every write asks.)
+        let (errno, path) = match planned {
+            Some(Fault::WriteError { errno, .. }) => (errno, self.disks[node_idx].path_of(ino)),
             Some(f) => unreachable!("only write errors are taken here: {f:?}"),
             None => {
                 if !self.media_on(node_idx, |m| &m.write_error) {
                     return None;
                 }
                 let path = self.disks[node_idx].path_of(ino);
-                if self.faults.media.write_error_prefix.as_ref().is_some_and(|p| !path.starts_with(p.as_str())) {
-                    return None;
-                }
-                if !self.draw_media(node_idx, |m| &m.write_error, &path, 0) {
+                if self.faults.media.write_error_prefix.as_ref().is_some_and(|p| !path.starts_with(p.as_str())) || !self.draw_media(node_idx, |m| &m.write_error, &path, 0) {
                     return None;
                 }
                 let choices = &self.faults.media.write_errnos;
                 assert!(!choices.is_empty(), "a write_error family without errors");
                 let errno = if choices.len() == 1 { choices[0] } else { choices[self.streams.below(Stream::Disk, choices.len() as u64) as usize] };
-                Fault::WriteError { node: self.nodes[node_idx].name.clone(), write, at_ns: now.nanos(), errno, path }
+                (errno, path)
             }
         };
-        let Fault::WriteError { errno, .. } = &fault else { unreachable!("only write errors are taken here") };
-        let errno = errno.errno();
         self.disks[node_idx].refused_write();
-        self.applied(node_idx, fault.at(now.nanos()));
-        Some(errno)
+        self.applied(node_idx, Fault::WriteError { node: self.nodes[node_idx].name.clone(), write, at_ns: now.nanos(), errno, path });
+        Some(errno.errno())
     }
 
     /// A write, truncate, create or mkdir the disk had no room for (or a
