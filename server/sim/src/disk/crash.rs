@@ -135,9 +135,9 @@ impl Disk {
                 if sizes.len() > 1 {
                     let (len, cut) = sizes[pick(sizes.len())];
                     if cut < f.image.len() {
-                        f.image.resize(&f.data, cut, sector as u64, &Default::default());
+                        f.image.resize(&f.data, cut, sector as u64, f.zeros_from, |_| false);
                     }
-                    f.image.resize(&f.data, len, sector as u64, &Default::default());
+                    f.image.resize(&f.data, len, sector as u64, f.zeros_from, |_| false);
                 }
             }
             let on_disk = f.image.len() as usize;
@@ -148,25 +148,45 @@ impl Disk {
             // A truncate not yet committed freed the blocks past the one it
             // cut: what was written there since went to new blocks.
             let in_place = f.truncated_to.map_or(on_disk, |t| (t as usize).div_ceil(page) * page).min(on_disk);
-            for &s in f.dirty.iter() {
-                let start = s as usize * sector;
-                let dest = f.misdirected.get(&s).map_or(start, |&to| to as usize * sector);
-                // Past the size on disk (or on freed blocks) nothing written shows.
-                if !tears || start >= written_to || dest >= in_place || pick(2) != 0 {
-                    lost += 1;
-                    continue;
+            // From this sector on an in-place sector cannot show (past the
+            // size on disk or the cache's last page, or no tears): such runs
+            // are lost whole, and draw nothing.
+            let shows_below = if tears { written_to.min(in_place).div_ceil(sector) as u64 } else { 0 };
+            for (a, b) in f.dirty.runs() {
+                let mut next = a;
+                while next < b {
+                    let s = if next >= shows_below {
+                        // Only a misdirected sector may still land inside.
+                        let m = f.misdirected.range(next..b).next().map_or(b, |(&m, _)| m);
+                        lost += m - next;
+                        if m == b {
+                            break;
+                        }
+                        m
+                    } else {
+                        next
+                    };
+                    next = s + 1;
+                    let start = s as usize * sector;
+                    let dest = f.misdirected.get(&s).map_or(start, |&to| to as usize * sector);
+                    // Past the size on disk (or on freed blocks) nothing written shows.
+                    if !tears || start >= written_to || dest >= in_place || pick(2) != 0 {
+                        lost += 1;
+                        continue;
+                    }
+                    let n = sector.min(on_disk - dest);
+                    let bytes: Vec<u8> = (start..start + n).map(|i| f.data.get(i).copied().unwrap_or(0)).collect();
+                    // A sector whose bytes inside the size on disk did not
+                    // change (an append's sector past that size) kept nothing.
+                    if !f.image.differs(&f.data, dest as u64, &bytes, sector as u64) {
+                        lost += 1;
+                        continue;
+                    }
+                    f.image.overwrite(&f.data, dest as u64, &bytes, sector as u64);
+                    kept += 1;
                 }
-                let n = sector.min(on_disk - dest);
-                let bytes: Vec<u8> = (start..start + n).map(|i| f.data.get(i).copied().unwrap_or(0)).collect();
-                // A sector whose bytes inside the size on disk did not
-                // change (an append's sector past that size) kept nothing.
-                if !f.image.differs(&f.data, dest as u64, &bytes, sector as u64) {
-                    lost += 1;
-                    continue;
-                }
-                f.image.overwrite(&f.data, dest as u64, &bytes, sector as u64);
-                kept += 1;
             }
+            f.zeros_from = f.image.zeros_from(f.zeros_from, sector as u64);
             f.data = f.image.materialize(std::mem::take(&mut f.data), sector as u64);
             f.image = super::image::Image::matching(f.data.len() as u64);
             f.dirty.clear();

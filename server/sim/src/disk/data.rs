@@ -1,7 +1,7 @@
 //! The data path: a file's state (its cache, durable image, dirty and bad
 //! sectors, sizes not yet durable), reads and writes of the cache, and
 //! truncates.
-use super::{image, model::FsModel, Disk, Ino, Kind, DISK_BYTES_MAX};
+use super::{image, model::FsModel, sectors::SectorSet, Disk, Ino, Kind, DISK_BYTES_MAX};
 use crate::vtime::VTime;
 use crate::errno::{self, Errno};
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,7 +13,12 @@ pub struct FileState {
     /// What survives a crash, as its difference from `data`.
     pub image: image::Image,
     /// Sectors written since the last successful or failed fsync.
-    pub dirty: BTreeSet<u64>,
+    pub dirty: SectorSet,
+    /// The cache reads only zeros from here to its end (it may hold zeros
+    /// before it too): what a preallocation added and nothing wrote since.
+    /// A truncate or a crash need not keep or compare what lies past it,
+    /// so their work follows what was written, not the file's size.
+    pub zeros_from: u64,
     /// Dirty sectors whose next write-out lands on another sector (a
     /// misdirected write): sector -> where it lands.
     pub misdirected: BTreeMap<u64, u64>,
@@ -90,10 +95,31 @@ impl Usage {
 /// Grows a file's cache to `len` with zeros, with room for an eighth more:
 /// appends stay cheap, and the cache never holds twice what the file is
 /// (a doubling `Vec` would, and the memory budget counts capacity).
-fn grow_to(data: &mut Vec<u8>, len: usize) {
+///
+/// A large zero extension past its capacity moves the cache to a zeroed
+/// allocation (calloc: fresh pages the kernel zeroes only when touched) and
+/// copies what it held, rather than writing every zero: a 64 MiB
+/// preallocation costs what was written before it, not 64 MiB of page
+/// faults. Small growth reallocates, which moves large buffers without a
+/// copy.
+pub(super) fn grow_to(data: &mut Vec<u8>, len: usize) {
+    /// Zero extensions from this size on take fresh pages.
+    const FRESH_PAGES_FROM: usize = 1 << 20;
+    if len <= data.len() {
+        return;
+    }
     if len > data.capacity() {
         let want = len.max(data.capacity() + data.capacity() / 8);
-        data.reserve_exact(want - data.len());
+        if len - data.len() < FRESH_PAGES_FROM {
+            data.reserve_exact(want - data.len());
+            data.resize(len, 0);
+            return;
+        }
+        let mut grown = vec![0u8; want];
+        grown[..data.len()].copy_from_slice(data);
+        grown.truncate(len);
+        *data = grown;
+        return;
     }
     data.resize(len, 0);
 }
@@ -160,12 +186,12 @@ impl Disk {
         }
         f.data[offset as usize..end as usize].copy_from_slice(bytes);
         if !bytes.is_empty() {
-            for s in (offset / sector)..=((end - 1) / sector) {
-                f.dirty.insert(s);
-                // A rewrite remaps a bad sector, and goes where it should.
-                f.bad.remove(&s);
-                f.misdirected.remove(&s);
-            }
+            let (first, past) = (offset / sector, (end - 1) / sector + 1);
+            f.dirty.insert_range(first, past);
+            // A rewrite remaps a bad sector, and goes where it should.
+            f.bad.retain(|s| !(first..past).contains(s));
+            f.misdirected.retain(|s, _| !(first..past).contains(s));
+            f.zeros_from = f.zeros_from.max(end);
         }
         inode.mtime = now;
         let after = f.usage();
@@ -191,12 +217,18 @@ impl Disk {
         let Kind::File(f) = &mut inode.kind else { return Err(errno::ISDIR) };
         let before = f.usage();
         let (lo, hi) = (old.min(size), old.max(size));
-        f.image.preserve(&f.data, lo, hi, sector);
+        // Growing changes no byte the image reads from the cache (zeros past
+        // its end become zeros), and neither does cutting off zeros: only the
+        // cut's written part has bytes to keep.
+        if size < old {
+            f.image.preserve(&f.data, lo, hi.min(f.zeros_from.max(lo)), sector);
+        }
         Disk::mark_zeroed(f, lo, hi, sector);
         if size > old {
             grow_to(&mut f.data, size as usize);
         } else {
             f.data.truncate(size as usize);
+            f.zeros_from = f.zeros_from.min(size);
             // A file cut to a fraction of its size gives the memory back.
             if f.data.capacity() > 2 * f.data.len() + (1 << 20) {
                 f.data.shrink_to(f.data.len() + f.data.len() / 8);
@@ -250,9 +282,7 @@ impl Disk {
         }
         f.dirty.insert(lo / sector);
         let durable_end = f.image.len().min(hi);
-        for s in (lo / sector)..durable_end.div_ceil(sector) {
-            f.dirty.insert(s);
-        }
+        f.dirty.insert_range(lo / sector, durable_end.div_ceil(sector));
     }
 
 }

@@ -7,25 +7,42 @@ use super::model::{FsModel, EXT4_BLOCK_BYTES};
 use super::{Disk, FileState, Ino, Kind, Mutation};
 use crate::errno::{self, Errno};
 use crate::vtime::VTime;
-use std::collections::BTreeSet;
 
 impl Disk {
     /// Writes a file's dirty sectors to the durable image (misdirected ones
-    /// where they land) and marks them clean.
+    /// where they land) and marks them clean. In sector order, as a disk
+    /// would: a misdirected write may land on a sector written in place.
     fn write_out(f: &mut FileState, sector: usize) {
         let sector = sector as u64;
         let dirty = std::mem::take(&mut f.dirty);
         // Sectors written whole at their own place need no check on growth.
-        let in_place: BTreeSet<u64> = dirty.iter().copied().filter(|s| !f.misdirected.contains_key(s)).collect();
-        f.image.resize(&f.data, f.data.len() as u64, sector, &in_place);
-        for s in dirty {
-            let start = s * sector;
-            if start >= f.data.len() as u64 {
-                continue;
+        f.image.resize(&f.data, f.data.len() as u64, sector, f.zeros_from, |s| dirty.contains(s) && !f.misdirected.contains_key(&s));
+        let past = (f.data.len() as u64).div_ceil(sector);
+        for (a, b) in dirty.runs_in(0, past) {
+            let mut s = a;
+            while s < b {
+                // In place, the image reads as the cache there: up to the
+                // next misdirected sector, all at once.
+                let to = f.misdirected.range(s..b).next().map_or(b, |(&m, _)| m);
+                if f.image.len() == f.data.len() as u64 {
+                    f.image.written_through(s, to);
+                } else {
+                    // A misdirected write lengthened the image past the
+                    // cache: the last sector keeps its bytes past the end.
+                    for t in s..to {
+                        let start = t * sector;
+                        f.image.write(&f.data, start, (start + sector).min(f.data.len() as u64), start, sector);
+                    }
+                }
+                if to == b {
+                    break;
+                }
+                let start = to * sector;
+                let end = (start + sector).min(f.data.len() as u64);
+                let dest = f.misdirected.remove(&to).map_or(start, |d| d * sector);
+                f.image.write(&f.data, start, end, dest, sector);
+                s = to + 1;
             }
-            let end = (start + sector).min(f.data.len() as u64);
-            let dest = f.misdirected.remove(&s).map_or(start, |to| to * sector);
-            f.image.write(&f.data, start, end, dest, sector);
         }
     }
 
@@ -35,7 +52,7 @@ impl Disk {
     fn write_out_range(f: &mut FileState, sector: usize, lo: u64, hi: u64) {
         let sector = sector as u64;
         let hi = hi.min(f.data.len() as u64).min(f.image.len());
-        let chosen: Vec<u64> = f.dirty.range(lo / sector..hi.div_ceil(sector)).copied().filter(|s| !f.misdirected.contains_key(s)).collect();
+        let chosen: Vec<u64> = f.dirty.iter_in(lo / sector, hi.div_ceil(sector)).filter(|s| !f.misdirected.contains_key(s)).collect();
         for s in chosen {
             let start = s * sector;
             let whole = (start + sector).min(f.data.len() as u64);
@@ -44,7 +61,7 @@ impl Disk {
             let end = whole.min(f.image.len());
             f.image.write(&f.data, start, end, start, sector);
             if end == whole {
-                f.dirty.remove(&s);
+                f.dirty.remove(s);
             }
         }
     }
@@ -122,10 +139,10 @@ impl Disk {
                     // cut, not what its freed blocks held (etcd's ZeroToEnd
                     // on the real kernel; litmus zero_to_end_write_across).
                     if let Some(cut) = f.truncated_to.filter(|&t| t < f.image.len()) {
-                        f.image.resize(&f.data, cut, sector as u64, &Default::default());
+                        f.image.resize(&f.data, cut, sector as u64, f.zeros_from, |_| false);
                     }
                     if let Some(size) = f.pending_size.take() {
-                        f.image.resize(&f.data, size, sector as u64, &Default::default());
+                        f.image.resize(&f.data, size, sector as u64, f.zeros_from, |_| false);
                     }
                     // ext4 (data=ordered) zeroes the block a truncate cuts
                     // inside and makes it ordered data: the commit writes

@@ -10,7 +10,9 @@
 //! Invariant: a sector of the image that is not shadowed reads exactly as
 //! the cache's bytes at the same place (zeros past the cache's end). Every
 //! change of the cache must call [`Image::preserve`] first.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+#[cfg(test)]
+use std::collections::BTreeSet;
 
 /// Bytes a shadow sector costs beyond its data (the map node, the box).
 const SHADOW_OVERHEAD_BYTES: u64 = 64;
@@ -106,9 +108,11 @@ impl Image {
         }
     }
 
-    /// Cuts or zero-extends the image to `len`. Sectors in `skip` are about
-    /// to be written whole and are not checked.
-    pub fn resize(&mut self, data: &[u8], len: u64, sector: u64, skip: &BTreeSet<u64>) {
+    /// Cuts or zero-extends the image to `len`. Sectors `skip` names are
+    /// about to be written whole and are not checked. The cache reads zeros
+    /// from `zeros_from` on (`FileState::zeros_from`): new sectors there
+    /// read as the image's new zeros, so growing past it checks nothing.
+    pub fn resize(&mut self, data: &[u8], len: u64, sector: u64, zeros_from: u64, skip: impl Fn(u64) -> bool) {
         let old = self.len;
         if len <= old {
             self.len = len;
@@ -132,8 +136,11 @@ impl Image {
         let first = old / sector;
         let old_tail = (old % sector != 0).then(|| self.sector_bytes(data, first, sector));
         self.len = len;
-        for s in first..len.div_ceil(sector) {
-            if skip.contains(&s) {
+        // Past `first` no sector had a shadow (none lies past the old end),
+        // and from the cache's zeros on, the cache reads as the new zeros.
+        let checked_to = zeros_from.div_ceil(sector).max(first + old_tail.is_some() as u64);
+        for s in first..len.div_ceil(sector).min(checked_to) {
+            if skip(s) {
                 continue;
             }
             let mut bytes = vec![0u8; self.sector_len(s, sector) as usize];
@@ -155,7 +162,7 @@ impl Image {
         let new = &data[start as usize..end as usize];
         if self.len < dest + (end - start) {
             // The write ends the image: it is the whole of its sector.
-            self.resize(data, dest + (end - start), sector, &BTreeSet::from([s]));
+            self.resize(data, dest + (end - start), sector, u64::MAX, |t| t == s);
             debug_assert_eq!(self.sector_len(s, sector), end - start);
             self.set_sector(data, s, sector, new.to_vec());
             return;
@@ -192,9 +199,32 @@ impl Image {
         self.set_sector(data, s, sector, b);
     }
 
+    /// The sectors `[lo, hi)` read as the cache does: the cache's own bytes
+    /// were written in place over them whole (a write-out).
+    pub fn written_through(&mut self, lo: u64, hi: u64) {
+        if hi <= lo {
+            return;
+        }
+        let gone: Vec<u64> = self.shadow.range(lo..hi).map(|(&s, _)| s).collect();
+        for s in gone {
+            self.set_shadow(s, None);
+        }
+    }
+
+    /// Where the file `materialize` makes reads only zeros to its end, for
+    /// a cache that does from `cache_zeros_from` on: its shadows may hold
+    /// bytes past that.
+    pub fn zeros_from(&self, cache_zeros_from: u64, sector: u64) -> u64 {
+        let shadowed_to = self.shadow.last_key_value().map_or(0, |(&s, b)| s * sector + b.len() as u64);
+        cache_zeros_from.min(self.len).max(shadowed_to)
+    }
+
     /// The image as a whole file: what the cache becomes after a crash.
     pub fn materialize(&mut self, mut data: Vec<u8>, sector: u64) -> Vec<u8> {
-        data.resize(self.len as usize, 0);
+        if self.len as usize > data.len() {
+            super::data::grow_to(&mut data, self.len as usize);
+        }
+        data.truncate(self.len as usize);
         for (s, b) in std::mem::take(&mut self.shadow) {
             let at = (s * sector) as usize;
             data[at..at + b.len()].copy_from_slice(&b);
@@ -233,9 +263,11 @@ mod tests {
             }
             self.data[at..at + bytes.len()].copy_from_slice(bytes);
         }
+        /// As `Disk::set_size`: only the cut's written part is kept.
         fn truncate(&mut self, len: usize) {
             if len < self.data.len() {
-                self.image.preserve(&self.data, len as u64, self.data.len() as u64, S);
+                let hi = (self.data.len() as u64).min(self.zeros_from().max(len as u64));
+                self.image.preserve(&self.data, len as u64, hi, S);
             }
             self.data.resize(len, 0);
         }
@@ -257,7 +289,7 @@ mod tests {
         fn write_out(&mut self, sectors: &[u64]) {
             let skip: BTreeSet<u64> = sectors.iter().copied().collect();
             self.durable.resize(self.data.len(), 0);
-            self.image.resize(&self.data, self.data.len() as u64, S, &skip);
+            self.image.resize(&self.data, self.data.len() as u64, S, self.zeros_from(), |s| skip.contains(&s));
             for &s in sectors {
                 let start = s * S;
                 if start >= self.data.len() as u64 {
@@ -270,10 +302,17 @@ mod tests {
         }
         fn resize_durable(&mut self, len: usize) {
             self.durable.resize(len, 0);
-            self.image.resize(&self.data, len as u64, S, &BTreeSet::new());
+            self.image.resize(&self.data, len as u64, S, self.zeros_from(), |_| false);
+        }
+        /// Where the cache's last non-zero byte ends.
+        fn zeros_from(&self) -> u64 {
+            self.data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1) as u64
         }
         fn check(&self, what: &str) {
             assert_eq!(self.image.to_vec(&self.data, S), self.durable, "{what}");
+            let after_crash = self.image.clone().materialize(self.data[..self.data.len().min(self.image.len() as usize)].to_vec(), S);
+            let z = self.image.zeros_from(self.zeros_from(), S) as usize;
+            assert!(after_crash[z.min(after_crash.len())..].iter().all(|&b| b == 0), "{what}: zeros from {z}");
             assert_eq!(self.image.len() as usize, self.durable.len(), "{what}");
         }
     }

@@ -32,7 +32,7 @@ impl Disk {
     pub fn misdirect(&mut self, ino: Ino, first: u64, last: u64, to: u64) -> Result<(), Errno> {
         let f = self.file_mut(ino)?;
         for s in first..=last {
-            if f.dirty.contains(&s) {
+            if f.dirty.contains(s) {
                 f.misdirected.insert(s, to + (s - first));
             }
         }
@@ -43,7 +43,7 @@ impl Disk {
     pub fn lose_write(&mut self, ino: Ino, first: u64, last: u64) -> Result<(), Errno> {
         let f = self.file_mut(ino)?;
         for s in first..=last {
-            f.dirty.remove(&s);
+            f.dirty.remove(s);
             f.misdirected.remove(&s);
         }
         Ok(())

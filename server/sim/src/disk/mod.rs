@@ -39,6 +39,7 @@ mod image;
 mod media;
 mod model;
 mod names;
+mod sectors;
 mod seed;
 mod space;
 #[cfg(test)]

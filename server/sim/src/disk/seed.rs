@@ -55,7 +55,7 @@ impl Disk {
         if self.entries(parent)?.contains_key(name) {
             return Err(errno::EXIST);
         }
-        let file = FileState { data: bytes.to_vec(), image: image::Image::matching(bytes.len() as u64), ..FileState::default() };
+        let file = FileState { data: bytes.to_vec(), image: image::Image::matching(bytes.len() as u64), zeros_from: bytes.len() as u64, ..FileState::default() };
         let usage = file.usage();
         let ino = self.alloc(Kind::File(file), parent, name, VTime::ZERO)?;
         if let Kind::Dir { entries, durable_entries } = &mut self.inode_mut(parent)?.kind {
@@ -84,7 +84,9 @@ impl Disk {
                     }
                     Kind::File(f) => {
                         let mut h = crate::hash::Fnv1a::new();
-                        h.write(&f.data);
+                        let zeros = (f.zeros_from as usize).min(f.data.len());
+                        h.write(&f.data[..zeros]);
+                        h.write_zeros((f.data.len() - zeros) as u64);
                         out.push(TreeEntry { path, dir: false, size: f.data.len() as u64, hash: Some(format!("{:016x}", h.value())) });
                     }
                 }

@@ -119,7 +119,7 @@ impl Disk {
                 match &mut inode.kind {
                     Kind::Dir { entries, durable_entries } => durable_entries.retain(|name, ino| !orphans.contains(ino) || entries.contains_key(name)),
                     Kind::File(f) if f.image.len() > f.data.len() as u64 => {
-                        f.image.resize(&f.data, f.data.len() as u64, sector, &Default::default());
+                        f.image.resize(&f.data, f.data.len() as u64, sector, f.zeros_from, |_| false);
                         f.sizes_since.clear();
                     }
                     Kind::File(_) => {}
