@@ -193,6 +193,7 @@ impl Disk {
             f.misdirected.retain(|s, _| !(first..past).contains(s));
             f.zeros_from = f.zeros_from.max(end);
         }
+        debug_assert!(f.zeros_from <= f.data.len() as u64, "zeros_from inside the file");
         inode.mtime = now;
         let after = f.usage();
         self.account(before, after);
@@ -245,6 +246,7 @@ impl Disk {
         if model.uncertain() {
             f.note_size(size);
         }
+        debug_assert!(f.zeros_from <= f.data.len() as u64, "zeros_from inside the file");
         inode.mtime = now;
         let after = f.usage();
         self.account(before, after);
