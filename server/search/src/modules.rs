@@ -26,7 +26,16 @@ pub fn check_magic(bytes: &[u8], wasm_path: &Path) -> Result<(), String> {
 
 /// Like `compiled`, for bytes already in hand (an instrumented module).
 pub fn compiled_bytes(engine: &Engine, bytes: &[u8], wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Module, String> {
-    let key = hash_hex(&[bytes, &engine.compatibility_key().to_le_bytes()]);
+    compiled_keyed(engine, &module_key(engine, bytes), bytes, wasm_path, cache, log)
+}
+
+/// The cache key of `bytes` compiled by `engine`.
+fn module_key(engine: &Engine, bytes: &[u8]) -> String {
+    hash_hex(&[bytes, &engine.compatibility_key().to_le_bytes()])
+}
+
+/// The compiled module of `bytes`, whose key is `key`.
+fn compiled_keyed(engine: &Engine, key: &str, bytes: &[u8], wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Module, String> {
     let path = cache.path("modules", &format!("{key}.cwasm"));
     if path.is_file() {
         // SAFETY: files under modules/ are written only by this function, from
@@ -51,4 +60,79 @@ pub fn compiled_bytes(engine: &Engine, bytes: &[u8], wasm_path: &Path, cache: &C
     write_atomic(&path, &code).map_err(|e| format!("cannot write the module cache {}: {e}", path.display()))?;
     // SAFETY: as above; we just wrote it.
     unsafe { engine.load(&path) }
+}
+
+/// A module rewritten for coverage: its compiled code, where its probes
+/// write, and its functions' names.
+#[derive(Clone)]
+pub struct Instrumented {
+    pub module: Module,
+    pub layout: seedfall_sim::coverage::Layout,
+    pub names: std::collections::BTreeMap<u32, String>,
+}
+
+/// What the instrumentation cache keeps of a module (`instrumented`):
+/// everything but the rewritten bytes, which only the compiled module's key
+/// needed.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct InstrumentedEntry {
+    version: u32,
+    mode: seedfall_sim::coverage::Mode,
+    module_key: String,
+    layout: seedfall_sim::coverage::Layout,
+    names: std::collections::BTreeMap<u32, String>,
+}
+
+const INSTRUMENTED_VERSION: u32 = 1;
+
+/// The build of seedfall that is running, by its executable's size and
+/// modification time: instrumentation is this build's code, so another
+/// build rewrites afresh rather than trust what this one cached.
+fn this_build() -> &'static str {
+    static STAMP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    STAMP.get_or_init(|| {
+        let meta = std::env::current_exe().and_then(std::fs::metadata);
+        match meta {
+            Ok(m) => {
+                let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+                format!("{}-{mtime}", m.len())
+            }
+            // Nothing to tell builds apart by: this process's own key.
+            Err(_) => format!("pid-{}", std::process::id()),
+        }
+    })
+}
+
+/// `raw` (whose content hash is `raw_hash`) rewritten for coverage in
+/// `mode` and compiled. Rewriting a large module costs more than running it
+/// (a 33 MB nats-server: about 190 ms to rewrite and validate, 40 ms to hash
+/// the result, at every load), so the result is cached by the raw module's
+/// hash, the mode and this build of seedfall; an entry that cannot be read
+/// is said and rebuilt.
+pub fn instrumented(engine: &Engine, raw: &[u8], raw_hash: &str, mode: seedfall_sim::coverage::Mode, wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Instrumented, String> {
+    let entry_path = cache.path("instrumented", &format!("{}.json", hash_hex(&[raw_hash.as_bytes(), format!("{mode:?}").as_bytes(), this_build().as_bytes()])));
+    if entry_path.is_file() {
+        let read = std::fs::read(&entry_path).map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice::<InstrumentedEntry>(&b).map_err(|e| e.to_string()));
+        match read {
+            Ok(e) if e.version == INSTRUMENTED_VERSION && e.mode == mode && cache.path("modules", &format!("{}.cwasm", e.module_key)).is_file() => {
+                // SAFETY: as in `compiled_keyed`: only that function writes under modules/.
+                match unsafe { engine.load(&cache.path("modules", &format!("{}.cwasm", e.module_key))) } {
+                    Ok(module) => return Ok(Instrumented { module, layout: e.layout, names: e.names }),
+                    Err(err) => log(&format!("ignoring an unreadable cached module for {} ({err}); rewriting", entry_path.display())),
+                }
+            }
+            Ok(_) => {}
+            Err(err) => log(&format!("ignoring an unreadable instrumentation cache entry {} ({err}); rewriting", entry_path.display())),
+        }
+    }
+    let inst = seedfall_sim::coverage::instrument_with(raw, mode)?;
+    let key = module_key(engine, &inst.wasm);
+    let module = compiled_keyed(engine, &key, &inst.wasm, wasm_path, cache, log)?;
+    let entry = InstrumentedEntry { version: INSTRUMENTED_VERSION, mode, module_key: key, layout: inst.layout, names: inst.names };
+    let text = serde_json::to_vec(&entry).map_err(|e| e.to_string())?;
+    if let Some(dir) = entry_path.parent() {
+        crate::cache::clear_stale_tmp(dir);
+    }
+    write_atomic(&entry_path, &text).map_err(|e| format!("cannot write the instrumentation cache {}: {e}", entry_path.display()))?;
+    Ok(Instrumented { module, layout: entry.layout, names: entry.names })
 }

@@ -78,6 +78,8 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
     }).map_err(LoadError::Build)?;
     let mut compiled = Vec::with_capacity(config.nodes.len());
     let mut coverage = Vec::with_capacity(config.nodes.len());
+    let mut rewritten: Vec<(String, modules::Instrumented)> = Vec::new();
+    let mut sources: Vec<(seedfall_sim::config::WasmSource, recipe::Built, std::rc::Rc<Vec<u8>>, String)> = Vec::new();
     let mut function_names = std::collections::BTreeMap::new();
     let mut catalog = crate::catalog::Catalog::default();
     let config_text = std::fs::read(&config.path).unwrap_or_default();
@@ -90,17 +92,36 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
             seedfall_sim::config::WasmSource::Cargo { .. } => "cargo",
         };
         let at = format!("{}: $.nodes[{i}].{field}", config.path.display());
-        let built = recipe::wasm_for(node, &cache, log).map_err(|e| LoadError::Build(format!("{at}: {e}")))?;
         let fail = |e: String| LoadError::Build(format!("{at}: node \"{}\": {e}", node.name));
-        let raw = seedfall_sim::files::read_bytes(&built.wasm, seedfall_sim::files::MODULE_BYTES_MAX, "the module").map_err(fail)?;
+        // Nodes with the same recipe (replicas given as nodes, a server and
+        // its client from one package) build, read and hash it once.
+        let (built, raw, raw_hash) = match sources.iter().find(|(source, ..)| *source == node.source) {
+            Some((_, built, raw, hash)) => (built.clone(), raw.clone(), hash.clone()),
+            None => {
+                let built = recipe::wasm_for(node, &cache, log).map_err(|e| LoadError::Build(format!("{at}: {e}")))?;
+                let raw = std::rc::Rc::new(seedfall_sim::files::read_bytes(&built.wasm, seedfall_sim::files::MODULE_BYTES_MAX, "the module").map_err(fail)?);
+                let hash = crate::cache::hash_hex(&[&raw]);
+                sources.push((node.source.clone(), built.clone(), raw.clone(), hash.clone()));
+                (built, raw, hash)
+            }
+        };
         modules::check_magic(&raw, &built.wasm).map_err(fail)?;
         check_memory_fits(&raw, config.limits.memory_bytes_max).map_err(|e| LoadError::Build(format!("{}: $.limits.memory_mb: node \"{}\": {e}", config.path.display(), node.name)))?;
-        digest_parts.push(crate::cache::hash_hex(&[&raw]).into_bytes());
+        digest_parts.push(raw_hash.clone().into_bytes());
         let module = if let Some(mode) = coverage_mode {
-            let inst = seedfall_sim::coverage::instrument_with(&raw, mode).map_err(fail)?;
+            // Nodes that run the same module (a server and its client
+            // built from one package) share one rewrite and one load.
+            let inst = match rewritten.iter().find(|(h, _)| *h == raw_hash) {
+                Some((_, inst)) => inst.clone(),
+                None => {
+                    let inst = modules::instrumented(&engine, &raw, &raw_hash, mode, &built.wasm, &cache, log).map_err(fail)?;
+                    rewritten.push((raw_hash.clone(), inst.clone()));
+                    inst
+                }
+            };
             coverage.push(Some(inst.layout));
             function_names.insert(node.name.clone(), inst.names);
-            modules::compiled_bytes(&engine, &inst.wasm, &built.wasm, &cache, log).map_err(fail)?
+            inst.module
         } else {
             coverage.push(None);
             modules::compiled_bytes(&engine, &raw, &built.wasm, &cache, log).map_err(fail)?

@@ -20,6 +20,7 @@ fn never_builds(name: &str) -> bool {
     name.ends_with(".md") || (name.starts_with("seedfall") && name.ends_with(".json"))
 }
 
+#[derive(Clone, Debug)]
 pub struct Built {
     pub wasm: PathBuf,
     /// False when the cache already held this build.

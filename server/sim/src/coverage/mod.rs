@@ -50,7 +50,8 @@ pub use rewrite::{function_names, instrument, instrument_with, memory_starts, In
 pub const COVERAGE_EXPORT: &str = "__seedfall_coverage";
 
 /// What a module is instrumented for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Function first entries only: timing-neutral (first-entry fuel is
     /// given back), the default.
@@ -65,7 +66,7 @@ pub enum Mode {
 /// 0, the log (one u32 function index per first entry, in entry order) at
 /// 4, one byte per function index after it, and with `edges` the
 /// `edges::MAP_BYTES` hit-count map after that.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Layout {
     pub functions: u32,
     /// The module has edge probes (`Mode::Edges`) and the map at `edges_at`.
