@@ -1,0 +1,3 @@
+module example.com/warmstart
+
+go 1.24
