@@ -46,9 +46,45 @@ pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Re
     }
 }
 
+/// What `program args` prints. Each ask starts the tool (about 10 ms for
+/// `go version`), at every load of every recipe, so an answer is kept for
+/// as long as the executable PATH finds is the same file (size and
+/// modification time): a toolchain upgraded under the language server is
+/// asked again.
 fn tool_version(program: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(program).args(args).output().map_err(|e| format!("cannot run `{program}`: {e} (is it installed and on PATH?)"))?;
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    /// Bound on the answers kept (a few tools, a few questions each).
+    const ASKED_MAX: usize = 16;
+    static ASKED: std::sync::Mutex<Vec<(String, Result<String, String>)>> = std::sync::Mutex::new(Vec::new());
+    let key = which(program).map(|(path, len, mtime)| format!("{} {len} {mtime} {}", path.display(), args.join(" ")));
+    if let Some(key) = &key {
+        if let Some((_, answer)) = ASKED.lock().unwrap().iter().find(|(k, _)| k == key) {
+            return answer.clone();
+        }
+    }
+    let answer = Command::new(program)
+        .args(args)
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .map_err(|e| format!("cannot run `{program}`: {e} (is it installed and on PATH?)"));
+    if let (Some(key), Ok(_)) = (key, &answer) {
+        let mut asked = ASKED.lock().unwrap();
+        if asked.len() >= ASKED_MAX {
+            drop(asked.remove(0));
+        }
+        asked.push((key, answer.clone()));
+    }
+    answer
+}
+
+/// The file PATH finds for `program`, with its size and modification time
+/// (nanoseconds), following links.
+fn which(program: &str) -> Option<(PathBuf, u64, u128)> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find_map(|p| {
+        let m = std::fs::metadata(&p).ok().filter(|m| m.is_file())?;
+        let mtime = m.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+        Some((p, m.len(), mtime))
+    })
 }
 
 fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], overlays: crate::go_overlay::Overlays, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Built, String> {
