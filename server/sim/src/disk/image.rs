@@ -221,10 +221,7 @@ impl Image {
 
     /// The image as a whole file: what the cache becomes after a crash.
     pub fn materialize(&mut self, mut data: Vec<u8>, sector: u64) -> Vec<u8> {
-        if self.len as usize > data.len() {
-            super::data::grow_to(&mut data, self.len as usize);
-        }
-        data.truncate(self.len as usize);
+        data.resize(self.len as usize, 0);
         for (s, b) in std::mem::take(&mut self.shadow) {
             let at = (s * sector) as usize;
             data[at..at + b.len()].copy_from_slice(&b);
