@@ -188,7 +188,7 @@ impl Disk {
             }
             f.zeros_from = f.image.zeros_from(f.zeros_from, sector as u64);
             // A file the crash lengthens grows without writing its zeros.
-            super::data::grow_to(&mut f.data, f.image.len() as usize);
+            super::data::grow_zeroed(&mut f.data, f.image.len() as usize);
             f.data = f.image.materialize(std::mem::take(&mut f.data), sector as u64);
             f.image = super::image::Image::matching(f.data.len() as u64);
             f.dirty.clear();

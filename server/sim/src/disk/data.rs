@@ -94,34 +94,37 @@ impl Usage {
 
 /// Grows a file's cache to `len` with zeros, with room for an eighth more:
 /// appends stay cheap, and the cache never holds twice what the file is
-/// (a doubling `Vec` would, and the memory budget counts capacity).
-///
-/// A large zero extension past its capacity moves the cache to a zeroed
-/// allocation (calloc: fresh pages the kernel zeroes only when touched) and
-/// copies what it held, rather than writing every zero: a 64 MiB
-/// preallocation costs what was written before it, not 64 MiB of page
-/// faults. Small growth reallocates, which moves large buffers without a
-/// copy.
-pub(super) fn grow_to(data: &mut Vec<u8>, len: usize) {
-    /// Zero extensions from this size on take fresh pages.
-    const FRESH_PAGES_FROM: usize = 1 << 20;
-    if len <= data.len() {
-        return;
-    }
+/// (a doubling `Vec` would, and the memory budget counts capacity). For a
+/// write, whose bytes fill the new part at once: a reallocation moves a
+/// large buffer without copying it.
+fn grow_to(data: &mut Vec<u8>, len: usize) {
     if len > data.capacity() {
         let want = len.max(data.capacity() + data.capacity() / 8);
-        if len - data.len() < FRESH_PAGES_FROM {
-            data.reserve_exact(want - data.len());
-            data.resize(len, 0);
-            return;
-        }
+        data.reserve_exact(want - data.len());
+    }
+    data.resize(len, 0);
+}
+
+/// `grow_to` for zeros that stay zeros (a truncate up, a preallocation, a
+/// crash that lengthens a file): a large extension past the capacity takes
+/// a zeroed allocation (calloc: fresh pages the kernel zeroes only when
+/// touched) and copies what the cache held, rather than writing every
+/// zero. A 64 MiB preallocation then costs what was written before it, not
+/// 64 MiB of page faults. Only when the copy is the smaller: old and new
+/// buffers are both held while it runs.
+pub(super) fn grow_zeroed(data: &mut Vec<u8>, len: usize) {
+    /// Zero extensions from this size on take fresh pages.
+    const FRESH_PAGES_FROM: usize = 1 << 20;
+    let extension = len.saturating_sub(data.len());
+    if len > data.capacity() && extension >= FRESH_PAGES_FROM && data.len() <= extension {
+        let want = len.max(data.capacity() + data.capacity() / 8);
         let mut grown = vec![0u8; want];
         grown[..data.len()].copy_from_slice(data);
         grown.truncate(len);
         *data = grown;
         return;
     }
-    data.resize(len, 0);
+    grow_to(data, len);
 }
 
 impl Disk {
@@ -226,7 +229,7 @@ impl Disk {
         }
         Disk::mark_zeroed(f, lo, hi, sector);
         if size > old {
-            grow_to(&mut f.data, size as usize);
+            grow_zeroed(&mut f.data, size as usize);
         } else {
             f.data.truncate(size as usize);
             f.zeros_from = f.zeros_from.min(size);
