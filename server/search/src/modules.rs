@@ -85,17 +85,19 @@ struct InstrumentedEntry {
 
 const INSTRUMENTED_VERSION: u32 = 1;
 
-/// The build of seedfall that is running, by its executable's size and
-/// modification time: instrumentation is this build's code, so another
-/// build rewrites afresh rather than trust what this one cached.
+/// The build of seedfall that is running, by its version and its
+/// executable's size, inode and modification time: instrumentation is this
+/// build's code, so another build rewrites afresh rather than trust what
+/// this one cached (installs that fix every mtime still get a new inode).
 fn this_build() -> &'static str {
     static STAMP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     STAMP.get_or_init(|| {
+        use std::os::unix::fs::MetadataExt;
         let meta = std::env::current_exe().and_then(std::fs::metadata);
         match meta {
             Ok(m) => {
                 let mtime = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-                format!("{}-{mtime}", m.len())
+                format!("{}-{}-{}-{}-{mtime}", env!("CARGO_PKG_VERSION"), m.len(), m.dev(), m.ino())
             }
             // Nothing to tell builds apart by: this process's own key.
             Err(_) => format!("pid-{}", std::process::id()),
@@ -110,7 +112,11 @@ fn this_build() -> &'static str {
 /// hash, the mode and this build of seedfall; an entry that cannot be read
 /// is said and rebuilt.
 pub fn instrumented(engine: &Engine, raw: &[u8], raw_hash: &str, mode: seedfall_sim::coverage::Mode, wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Instrumented, String> {
-    let entry_path = cache.path("instrumented", &format!("{}.json", hash_hex(&[raw_hash.as_bytes(), format!("{mode:?}").as_bytes(), this_build().as_bytes()])));
+    // The engine's key too: the entry names compiled code, which only an
+    // engine of the same settings may load (a profiling engine, another
+    // memory limit).
+    let engine_key = engine.compatibility_key().to_le_bytes();
+    let entry_path = cache.path("instrumented", &format!("{}.json", hash_hex(&[raw_hash.as_bytes(), format!("{mode:?}").as_bytes(), this_build().as_bytes(), &engine_key])));
     if entry_path.is_file() {
         let read = std::fs::read(&entry_path).map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice::<InstrumentedEntry>(&b).map_err(|e| e.to_string()));
         match read {

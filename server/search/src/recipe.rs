@@ -55,18 +55,19 @@ fn tool_version(program: &str, args: &[&str]) -> Result<String, String> {
     /// Bound on the answers kept (a few tools, a few questions each).
     const ASKED_MAX: usize = 16;
     static ASKED: std::sync::Mutex<Vec<(String, Result<String, String>)>> = std::sync::Mutex::new(Vec::new());
-    let key = which(program).map(|(path, len, mtime)| format!("{} {len} {mtime} {}", path.display(), args.join(" ")));
+    // The variables that pick another toolchain behind the same executable
+    // (a rustup proxy, the go command's toolchain switch) are part of it.
+    let chosen: Vec<String> = ["GOTOOLCHAIN", "RUSTUP_TOOLCHAIN", "GOROOT"].iter().map(|v| std::env::var(v).unwrap_or_default()).collect();
+    let key = which(program).map(|(path, len, mtime)| format!("{} {len} {mtime} {} {}", path.display(), chosen.join(" "), args.join(" ")));
     if let Some(key) = &key {
         if let Some((_, answer)) = ASKED.lock().unwrap().iter().find(|(k, _)| k == key) {
             return answer.clone();
         }
     }
-    let answer = Command::new(program)
-        .args(args)
-        .output()
-        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .map_err(|e| format!("cannot run `{program}`: {e} (is it installed and on PATH?)"));
-    if let (Some(key), Ok(_)) = (key, &answer) {
+    let out = Command::new(program).args(args).output().map_err(|e| format!("cannot run `{program}`: {e} (is it installed and on PATH?)"));
+    let succeeded = out.as_ref().is_ok_and(|o| o.status.success());
+    let answer = out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if let (Some(key), true) = (key, succeeded) {
         let mut asked = ASKED.lock().unwrap();
         if asked.len() >= ASKED_MAX {
             drop(asked.remove(0));
@@ -81,7 +82,8 @@ fn tool_version(program: &str, args: &[&str]) -> Result<String, String> {
 fn which(program: &str) -> Option<(PathBuf, u64, u128)> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(program)).find_map(|p| {
-        let m = std::fs::metadata(&p).ok().filter(|m| m.is_file())?;
+        use std::os::unix::fs::PermissionsExt;
+        let m = std::fs::metadata(&p).ok().filter(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)?;
         let mtime = m.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
         Some((p, m.len(), mtime))
     })

@@ -187,8 +187,9 @@ impl Disk {
                 }
             }
             f.zeros_from = f.image.zeros_from(f.zeros_from, sector as u64);
-            // A file the crash lengthens grows without writing its zeros.
-            super::data::grow_zeroed(&mut f.data, f.image.len() as usize);
+            // A file the crash lengthens a lot grows without writing its
+            // zeros (else `materialize` grows it, as it always did).
+            super::data::fresh_zeros(&mut f.data, f.image.len() as usize);
             f.data = f.image.materialize(std::mem::take(&mut f.data), sector as u64);
             f.image = super::image::Image::matching(f.data.len() as u64);
             f.dirty.clear();

@@ -105,26 +105,27 @@ fn grow_to(data: &mut Vec<u8>, len: usize) {
     data.resize(len, 0);
 }
 
-/// `grow_to` for zeros that stay zeros (a truncate up, a preallocation, a
-/// crash that lengthens a file): a large extension past the capacity takes
-/// a zeroed allocation (calloc: fresh pages the kernel zeroes only when
-/// touched) and copies what the cache held, rather than writing every
-/// zero. A 64 MiB preallocation then costs what was written before it, not
-/// 64 MiB of page faults. Only when the copy is the smaller: old and new
-/// buffers are both held while it runs.
-pub(super) fn grow_zeroed(data: &mut Vec<u8>, len: usize) {
+/// For zeros that stay zeros (a truncate up, a preallocation, a crash that
+/// lengthens a file): a large extension past the capacity takes a zeroed
+/// allocation (calloc: fresh pages the kernel zeroes only when touched) and
+/// copies what the cache held, rather than writing every zero. A 64 MiB
+/// preallocation then costs what was written before it, not 64 MiB of page
+/// faults. Only when the copy is the smaller (old and new buffers are both
+/// held while it runs); false when it did nothing, and the caller grows as
+/// it always did.
+pub(super) fn fresh_zeros(data: &mut Vec<u8>, len: usize) -> bool {
     /// Zero extensions from this size on take fresh pages.
     const FRESH_PAGES_FROM: usize = 1 << 20;
     let extension = len.saturating_sub(data.len());
-    if len > data.capacity() && extension >= FRESH_PAGES_FROM && data.len() <= extension {
-        let want = len.max(data.capacity() + data.capacity() / 8);
-        let mut grown = vec![0u8; want];
-        grown[..data.len()].copy_from_slice(data);
-        grown.truncate(len);
-        *data = grown;
-        return;
+    if !(len > data.capacity() && extension >= FRESH_PAGES_FROM && data.len() <= extension) {
+        return false;
     }
-    grow_to(data, len);
+    let want = len.max(data.capacity() + data.capacity() / 8);
+    let mut grown = vec![0u8; want];
+    grown[..data.len()].copy_from_slice(data);
+    grown.truncate(len);
+    *data = grown;
+    true
 }
 
 impl Disk {
@@ -192,8 +193,14 @@ impl Disk {
             let (first, past) = (offset / sector, (end - 1) / sector + 1);
             f.dirty.insert_range(first, past);
             // A rewrite remaps a bad sector, and goes where it should.
-            f.bad.retain(|s| !(first..past).contains(s));
-            f.misdirected.retain(|s, _| !(first..past).contains(s));
+            let healed: Vec<u64> = f.bad.range(first..past).copied().collect();
+            for s in healed {
+                f.bad.remove(&s);
+            }
+            let redirected: Vec<u64> = f.misdirected.range(first..past).map(|(&s, _)| s).collect();
+            for s in redirected {
+                f.misdirected.remove(&s);
+            }
             f.zeros_from = f.zeros_from.max(end);
         }
         debug_assert!(f.zeros_from <= f.data.len() as u64, "zeros_from inside the file");
@@ -229,7 +236,9 @@ impl Disk {
         }
         Disk::mark_zeroed(f, lo, hi, sector);
         if size > old {
-            grow_zeroed(&mut f.data, size as usize);
+            if !fresh_zeros(&mut f.data, size as usize) {
+                grow_to(&mut f.data, size as usize);
+            }
         } else {
             f.data.truncate(size as usize);
             f.zeros_from = f.zeros_from.min(size);

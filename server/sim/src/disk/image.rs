@@ -9,7 +9,9 @@
 //!
 //! Invariant: a sector of the image that is not shadowed reads exactly as
 //! the cache's bytes at the same place (zeros past the cache's end). Every
-//! change of the cache must call [`Image::preserve`] first.
+//! change of the cache's bytes must call [`Image::preserve`] first; a
+//! change that leaves every byte reading the same need not (growing with
+//! zeros, or cutting off bytes that were zeros: `FileState::zeros_from`).
 use std::collections::BTreeMap;
 #[cfg(test)]
 use std::collections::BTreeSet;
