@@ -72,7 +72,12 @@ pub fn write_atomic_with(
     std::fs::create_dir_all(dir)?;
     // A user's path (`-json FILE`) may name a folder: say so, never panic.
     let name = path.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "it names no file"))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    // One name per writer, threads of one process included (two loads of one
+    // program on two threads write the same cache entry at once); the pid
+    // stays last for `tmp_owner`.
+    static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let writer = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{}.{writer}.tmp-{}", name.to_string_lossy(), std::process::id()));
     let written = (|| {
         // Written beside the target and renamed over it: a folder that
         // cannot hold that file (/proc, a read-only mount) is said as such.

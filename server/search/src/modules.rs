@@ -139,6 +139,10 @@ pub fn instrumented(engine: &Engine, raw: &[u8], raw_hash: &str, mode: seedfall_
     if let Some(dir) = entry_path.parent() {
         crate::cache::clear_stale_tmp(dir);
     }
-    write_atomic(&entry_path, &text).map_err(|e| format!("cannot write the instrumentation cache {}: {e}", entry_path.display()))?;
+    // The rewrite is in hand: a cache that cannot take it costs the next
+    // load the rewrite again, not this one its run.
+    if let Err(e) = write_atomic(&entry_path, &text) {
+        log(&format!("cannot write the instrumentation cache {} ({e}); going on without it", entry_path.display()));
+    }
     Ok(Instrumented { module, layout: entry.layout, names: entry.names })
 }
