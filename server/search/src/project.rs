@@ -79,6 +79,7 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
     let mut compiled = Vec::with_capacity(config.nodes.len());
     let mut coverage = Vec::with_capacity(config.nodes.len());
     let mut rewritten: Vec<(String, modules::Instrumented)> = Vec::new();
+    let mut plain: Vec<(String, wasmtime::Module)> = Vec::new();
     let mut sources: Vec<(seedfall_sim::config::WasmSource, recipe::Built, std::rc::Rc<Vec<u8>>, String)> = Vec::new();
     let mut function_names = std::collections::BTreeMap::new();
     let mut catalog = crate::catalog::Catalog::default();
@@ -124,7 +125,14 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
             inst.module
         } else {
             coverage.push(None);
-            modules::compiled_bytes(&engine, &raw, &built.wasm, &cache, log).map_err(fail)?
+            match plain.iter().find(|(h, _)| *h == raw_hash) {
+                Some((_, module)) => module.clone(),
+                None => {
+                    let module = modules::compiled_bytes(&engine, &raw, &built.wasm, &cache, log).map_err(fail)?;
+                    plain.push((raw_hash.clone(), module.clone()));
+                    module
+                }
+            }
         };
         compiled.push(module);
         let found = node_catalog(node, &built, &cache).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
