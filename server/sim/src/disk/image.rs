@@ -118,11 +118,7 @@ impl Image {
         let old = self.len;
         if len <= old {
             self.len = len;
-            let first_gone = len.div_ceil(sector);
-            let gone: Vec<u64> = self.shadow.range(first_gone..).map(|(&s, _)| s).collect();
-            for s in gone {
-                self.set_shadow(s, None);
-            }
+            self.drop_shadows(len.div_ceil(sector), u64::MAX);
             // The sector the cut falls in keeps its first bytes.
             if len % sector != 0 {
                 let s = len / sector;
@@ -204,6 +200,11 @@ impl Image {
     /// The sectors `[lo, hi)` read as the cache does: the cache's own bytes
     /// were written in place over them whole (a write-out).
     pub fn written_through(&mut self, lo: u64, hi: u64) {
+        self.drop_shadows(lo, hi);
+    }
+
+    /// The sectors `[lo, hi)` keep no bytes of their own any more.
+    fn drop_shadows(&mut self, lo: u64, hi: u64) {
         if hi <= lo {
             return;
         }
@@ -320,13 +321,7 @@ mod tests {
     fn matches_a_whole_copy_through_writes_truncates_and_write_outs() {
         // A deterministic walk over every operation, checked against the copy.
         let mut m = Model::new();
-        let mut x: u64 = 7;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = super::super::walk(7);
         for step in 0..4000 {
             match next(7) {
                 6 => {

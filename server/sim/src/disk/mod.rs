@@ -45,6 +45,19 @@ mod space;
 #[cfg(test)]
 mod tests;
 
+/// A deterministic walk for the disk's model tests: `next(n)` is below `n`
+/// (xorshift64 from `seed`).
+#[cfg(test)]
+fn walk(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}
+
 pub use crash::{CrashReport, Loss, LOSSES_MAX};
 pub use crash_states::{CrashStates, CrashTree, TREES_MAX as CRASH_TREES_MAX};
 pub use model::{FsModel, Mutation};

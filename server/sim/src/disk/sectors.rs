@@ -147,13 +147,7 @@ mod tests {
     fn matches_a_set_of_sectors() {
         let mut set = SectorSet::default();
         let mut want = BTreeSet::new();
-        let mut x: u64 = 11;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut next = super::super::walk(11);
         for step in 0..5000 {
             let (lo, w) = (next(200), next(30));
             match next(5) {
