@@ -34,17 +34,31 @@ fn module_key(engine: &Engine, bytes: &[u8]) -> String {
     hash_hex(&[bytes, &engine.compatibility_key().to_le_bytes()])
 }
 
-/// The compiled module of `bytes`, whose key is `key`.
-fn compiled_keyed(engine: &Engine, key: &str, bytes: &[u8], wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Module, String> {
+/// The cached compiled module of key `key`, if the cache holds a readable
+/// one; an unreadable one is said, with what happens `next`.
+fn cached(engine: &Engine, key: &str, cache: &Cache, next: &str, log: &mut dyn FnMut(&str)) -> Option<Module> {
     let path = cache.path("modules", &format!("{key}.cwasm"));
-    if path.is_file() {
-        // SAFETY: files under modules/ are written only by this function, from
-        // `Engine::precompile` of an engine with the same compatibility key.
-        match unsafe { engine.load(&path) } {
-            Ok(m) => return Ok(m),
-            Err(e) => log(&format!("ignoring an unreadable cached module {} ({e}); recompiling", path.display())),
+    if !path.is_file() {
+        return None;
+    }
+    // SAFETY: files under modules/ are written only by `compiled_keyed`, from
+    // `Engine::precompile` of an engine with the same compatibility key (the
+    // key holds it).
+    match unsafe { engine.load(&path) } {
+        Ok(m) => Some(m),
+        Err(e) => {
+            log(&format!("ignoring an unreadable cached module {} ({e}); {next}", path.display()));
+            None
         }
     }
+}
+
+/// The compiled module of `bytes`, whose key is `key`.
+fn compiled_keyed(engine: &Engine, key: &str, bytes: &[u8], wasm_path: &Path, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Module, String> {
+    if let Some(m) = cached(engine, key, cache, "recompiling", log) {
+        return Ok(m);
+    }
+    let path = cache.path("modules", &format!("{key}.cwasm"));
     log(&format!("compiling {} ({} KiB)", wasm_path.file_name().unwrap_or_default().to_string_lossy(), bytes.len() / 1024));
     check_magic(bytes, wasm_path)?;
     // wasmtime's error may carry a dump of the bytes around the fault: the
@@ -64,7 +78,6 @@ fn compiled_keyed(engine: &Engine, key: &str, bytes: &[u8], wasm_path: &Path, ca
 
 /// A module rewritten for coverage: its compiled code, where its probes
 /// write, and its functions' names.
-#[derive(Clone)]
 pub struct Instrumented {
     pub module: Module,
     pub layout: seedfall_sim::coverage::Layout,
@@ -120,11 +133,9 @@ pub fn instrumented(engine: &Engine, raw: &[u8], raw_hash: &str, mode: seedfall_
     if entry_path.is_file() {
         let read = std::fs::read(&entry_path).map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice::<InstrumentedEntry>(&b).map_err(|e| e.to_string()));
         match read {
-            Ok(e) if e.version == INSTRUMENTED_VERSION && e.mode == mode && cache.path("modules", &format!("{}.cwasm", e.module_key)).is_file() => {
-                // SAFETY: as in `compiled_keyed`: only that function writes under modules/.
-                match unsafe { engine.load(&cache.path("modules", &format!("{}.cwasm", e.module_key))) } {
-                    Ok(module) => return Ok(Instrumented { module, layout: e.layout, names: e.names }),
-                    Err(err) => log(&format!("ignoring an unreadable cached module for {} ({err}); rewriting", entry_path.display())),
+            Ok(e) if e.version == INSTRUMENTED_VERSION && e.mode == mode => {
+                if let Some(module) = cached(engine, &e.module_key, cache, "rewriting", log) {
+                    return Ok(Instrumented { module, layout: e.layout, names: e.names });
                 }
             }
             Ok(_) => {}

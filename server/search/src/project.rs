@@ -78,8 +78,10 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
     }).map_err(LoadError::Build)?;
     let mut compiled = Vec::with_capacity(config.nodes.len());
     let mut coverage = Vec::with_capacity(config.nodes.len());
-    let mut rewritten: Vec<(String, modules::Instrumented)> = Vec::new();
-    let mut plain: Vec<(String, wasmtime::Module)> = Vec::new();
+    // Each distinct module (by its hash) compiled once, with its probes'
+    // layout and function names when it has probes.
+    type Probes = (seedfall_sim::coverage::Layout, std::collections::BTreeMap<u32, String>);
+    let mut loaded: Vec<(String, wasmtime::Module, Option<Probes>)> = Vec::new();
     let mut sources: Vec<(seedfall_sim::config::WasmSource, recipe::Built, std::rc::Rc<Vec<u8>>, String)> = Vec::new();
     let mut function_names = std::collections::BTreeMap::new();
     let mut catalog = crate::catalog::Catalog::default();
@@ -109,31 +111,26 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
         modules::check_magic(&raw, &built.wasm).map_err(fail)?;
         check_memory_fits(&raw, config.limits.memory_bytes_max).map_err(|e| LoadError::Build(format!("{}: $.limits.memory_mb: node \"{}\": {e}", config.path.display(), node.name)))?;
         digest_parts.push(raw_hash.clone().into_bytes());
-        let module = if let Some(mode) = coverage_mode {
-            // Nodes that run the same module (a server and its client
-            // built from one package) share one rewrite and one load.
-            let inst = match rewritten.iter().find(|(h, _)| *h == raw_hash) {
-                Some((_, inst)) => inst.clone(),
-                None => {
-                    let inst = modules::instrumented(&engine, &raw, &raw_hash, mode, &built.wasm, &cache, log).map_err(fail)?;
-                    rewritten.push((raw_hash.clone(), inst.clone()));
-                    inst
-                }
-            };
-            coverage.push(Some(inst.layout));
-            function_names.insert(node.name.clone(), inst.names);
-            inst.module
-        } else {
-            coverage.push(None);
-            match plain.iter().find(|(h, _)| *h == raw_hash) {
-                Some((_, module)) => module.clone(),
-                None => {
-                    let module = modules::compiled_bytes(&engine, &raw, &built.wasm, &cache, log).map_err(fail)?;
-                    plain.push((raw_hash.clone(), module.clone()));
-                    module
-                }
+        // Nodes that run the same module (a server and its client built
+        // from one package) share one rewrite and one load.
+        let (module, probes) = match loaded.iter().find(|(h, ..)| *h == raw_hash) {
+            Some((_, module, probes)) => (module.clone(), probes.clone()),
+            None => {
+                let (module, probes) = match coverage_mode {
+                    Some(mode) => {
+                        let inst = modules::instrumented(&engine, &raw, &raw_hash, mode, &built.wasm, &cache, log).map_err(fail)?;
+                        (inst.module, Some((inst.layout, inst.names)))
+                    }
+                    None => (modules::compiled_bytes(&engine, &raw, &built.wasm, &cache, log).map_err(fail)?, None),
+                };
+                loaded.push((raw_hash.clone(), module.clone(), probes.clone()));
+                (module, probes)
             }
         };
+        coverage.push(probes.as_ref().map(|(layout, _)| *layout));
+        if let Some((_, names)) = probes {
+            function_names.insert(node.name.clone(), names);
+        }
         compiled.push(module);
         let found = node_catalog(node, &built, &cache).map_err(|e| LoadError::Build(format!("node \"{}\": {e}", node.name)))?;
         catalog.entries.extend(found.entries);
