@@ -163,7 +163,8 @@ fn walkv_on_a_full_disk_cannot_open_its_log_after_a_short_write_and_reopening_cu
 /// natscluster's fixed release (v2.10.23) with Linux's error texts: a
 /// server whose write meets ENOSPC disables JetStream and deletes its meta
 /// state; after two of them and a kill of each server, the cluster forgets
-/// its stream (the committed schedule, two fill-ups and three kills).
+/// its stream (the committed schedule, two fill-ups and three kills; one
+/// server says "out of File resources", the other "out of resources").
 #[test]
 fn natscluster_forgets_its_stream_after_full_disks_disable_jetstream_and_three_kills() {
     let out = seedfall(&["replay", "-c", "examples/natscluster/seedfall.fixed.full-kill.json", "-faults", "examples/natscluster/schedules/full-kill.json", "-json"]);
@@ -173,12 +174,16 @@ fn natscluster_forgets_its_stream_after_full_disks_disable_jetstream_and_three_k
     assert_eq!(node["message"], "the cluster never forgets the acknowledged stream", "{node}");
     assert!(node["details"].as_str().unwrap().contains("err_code=10059"), "{node}");
     let printed: Vec<&str> = r["events"].as_array().unwrap().iter().filter_map(|e| e["text"].as_str()).collect();
-    assert_eq!(printed.iter().filter(|t| t.contains("JetStream out of resources, will be DISABLED")).count(), 2, "two servers took Linux's out-of-space path");
-    // A follower that could not store two values later leads the stream.
+    assert_eq!(printed.iter().filter(|t| t.contains(" resources, will be DISABLED")).count(), 2, "two servers took Linux's out-of-space path");
+    // One server out of space, a kill of each, and the meta group's WAL
+    // reset: the stream reads back empty (the README's last paragraphs).
     let out = seedfall(&["replay", "-c", "examples/natscluster/seedfall.fixed.full-kill.json", "-faults", "examples/natscluster/schedules/full-kill-values.json", "-json"]);
-    let node = json(&out)["failure"]["nodes"][0].clone();
+    let r = json(&out);
+    let node = r["failure"]["nodes"][0].clone();
     assert_eq!(node["message"], "every acknowledged value can be read back", "{node}");
-    assert!(node["details"].as_str().unwrap().contains("\"lost\":2"), "{node}");
+    assert!(node["details"].as_str().unwrap().contains("\"lost\":133"), "{node}");
+    let printed: Vec<&str> = r["events"].as_array().unwrap().iter().filter_map(|e| e["text"].as_str()).collect();
+    assert!(printed.iter().any(|t| t.contains("Resetting WAL state")), "the meta group reset its WAL");
 }
 
 /// walkv runs the unmodified github.com/rosedblabs/wal: on ext4 (and, by the

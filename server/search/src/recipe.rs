@@ -123,7 +123,7 @@ fn go(node: &NodeSpec, dir: &Path, package: &str, tags: &[String], overlays: cra
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tags = if tags.is_empty() { String::new() } else { format!(" -tags={}", tags.join(",")) };
-        let overlay = if extra.is_empty() { "" } else { " (seedfall's build adds the overlays the recipe asks for, net, storage or linux_errors, with -overlay, and -modfile for storage)" };
+        let overlay = if extra.is_empty() { "" } else { " (seedfall's build adds the overlays the recipe asks for (net, storage, linux_errors, precomputed_tables) with -overlay, and -modfile for storage)" };
         return Err(format!(
             "node \"{}\": go build failed in {}:\n{}\n  reproduce it: cd {} && GOOS=wasip1 GOARCH=wasm go build -trimpath{tags} {package}{overlay}{}",
             node.name,

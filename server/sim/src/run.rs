@@ -186,6 +186,9 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
         let mut args = vec![spec.name.clone()];
         args.extend(spec.args.iter().cloned());
         let mut env: Vec<(String, String)> = spec.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        if matches!(spec.source, crate::config::WasmSource::Go { .. }) && !spec.env.contains_key("GOGC") {
+            env.push(("GOGC".into(), crate::config::GO_GOGC_DEFAULT.into()));
+        }
         env.push(("SEEDFALL_NODE".into(), name.clone()));
         env.push(("ANTITHESIS_SDK_LOCAL_OUTPUT".into(), crate::wasi::fdtable::ANTITHESIS_OUTPUT.into()));
         let _ = idx;

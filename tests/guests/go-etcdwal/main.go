@@ -1,13 +1,15 @@
 // go-etcdwal: etcd's write-ahead log (go.etcd.io/etcd/server/v3/storage/wal),
 // unmodified, on the simulated disk (built with the storage overlay). Each
-// boot opens (or creates) the log, checks that every entry it acknowledged
-// before a crash reads back, appends more with a synced Save, and checks
+// boot opens (or creates) the log, repairs a torn tail as etcd's server
+// does, checks that every entry it acknowledged before a crash reads back, appends more with a synced Save, and checks
 // again before it exits.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -53,6 +55,19 @@ func main() {
 			panic(err)
 		}
 		_, _, ents, err = w.ReadAll()
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			// A torn last record: repair once, as etcd's server does at
+			// start (etcdserver's readWAL), and read again.
+			w.Close()
+			if !wal.Repair(lg, dir) {
+				panic("the WAL's torn tail cannot be repaired")
+			}
+			fmt.Println("repaired the WAL's torn tail")
+			if w, err = wal.Open(lg, dir, walpb.Snapshot{}); err != nil {
+				panic(err)
+			}
+			_, _, ents, err = w.ReadAll()
+		}
 		if err != nil {
 			panic(fmt.Sprintf("reading the WAL back: %v", err))
 		}

@@ -3,7 +3,7 @@
 //!
 //! - `net` (`"net": true`): the standard library's `net` package on the
 //!   simulated network (`net`).
-//! - `linux_errors` (`"linux_errors": true`): Linux's error texts in
+//! - `linux_errors` (on unless `"linux_errors": false`): Linux's error texts in
 //!   package `syscall` (`errors`), so a guest's `err.Error()` reads as on
 //!   Linux, where programs match it.
 //! - `storage` (`"storage": true`): what Unix storage libraries need and
@@ -11,6 +11,9 @@
 //!   of `golang.org/x/sys/unix` they call, and what each library it knows
 //!   lacks, chosen by the code of the release the build uses (`storage`,
 //!   `shims`).
+//! - `precomputed_tables` (on unless `"precomputed_tables": false`): tables
+//!   Go computes at every start, ed25519's base-point table, as static data
+//!   computed at build time by the toolchain's own code (`tables`).
 //!
 //! Standard library files are replaced through `go build -overlay`. Files
 //! of modules cannot be (Go refuses to overlay the module cache), so a
@@ -25,6 +28,7 @@ mod errors;
 mod net;
 pub mod shims;
 mod storage;
+mod tables;
 
 pub use net::SEEDFALL_NET;
 pub use shims::SEEDFALL_UNIX;
@@ -49,12 +53,15 @@ pub struct Overlays {
     pub net: bool,
     pub storage: bool,
     pub linux_errors: bool,
+    pub precomputed_tables: bool,
 }
 
 impl Overlays {
     pub fn of(source: &seedfall_sim::config::WasmSource) -> Overlays {
         match source {
-            seedfall_sim::config::WasmSource::Go { net, storage, linux_errors, .. } => Overlays { net: *net, storage: *storage, linux_errors: *linux_errors },
+            seedfall_sim::config::WasmSource::Go { net, storage, linux_errors, precomputed_tables, .. } => {
+                Overlays { net: *net, storage: *storage, linux_errors: *linux_errors, precomputed_tables: *precomputed_tables }
+            }
             _ => Overlays::default(),
         }
     }
@@ -62,8 +69,11 @@ impl Overlays {
 
 /// Part of a build's fingerprint: which overlays, and the version of ours.
 pub fn recipe_tag(o: Overlays) -> String {
-    let Overlays { net, storage, linux_errors } = o;
+    let Overlays { net, storage, linux_errors, precomputed_tables } = o;
     let mut tag = String::new();
+    if precomputed_tables {
+        tag.push_str(&format!("|tables-overlay-{}", tables::VERSION));
+    }
     if linux_errors {
         tag.push_str(&format!("|errors-overlay-{}", errors::VERSION));
     }
@@ -79,12 +89,15 @@ pub fn recipe_tag(o: Overlays) -> String {
 /// The extra `go build` arguments for these overlays (`-overlay=...`,
 /// `-modfile=...`), written into the cache once per input.
 pub fn prepare(module_root: &Path, o: Overlays, cache: &Cache, log: &mut dyn FnMut(&str)) -> Result<Vec<String>, String> {
-    let Overlays { net, storage, linux_errors } = o;
-    if !net && !storage && !linux_errors {
+    let Overlays { net, storage, linux_errors, precomputed_tables } = o;
+    if !net && !storage && !linux_errors && !precomputed_tables {
         return Ok(Vec::new());
     }
     let root = goroot()?;
     let mut files = Vec::new();
+    if precomputed_tables {
+        files.extend(tables::files(&root, cache, log)?);
+    }
     if linux_errors {
         files.extend(errors::files(&root).map_err(|e| format!("go.linux_errors: {e}"))?);
     }
@@ -94,7 +107,10 @@ pub fn prepare(module_root: &Path, o: Overlays, cache: &Cache, log: &mut dyn FnM
     if storage {
         files.extend(storage::goroot_files(&root).map_err(|e| format!("go.storage: {e}"))?);
     }
-    let mut args = vec![format!("-overlay={}", write_overlay(&files, cache)?.display())];
+    let mut args = Vec::new();
+    if !files.is_empty() {
+        args.push(format!("-overlay={}", write_overlay(&files, cache)?.display()));
+    }
     if storage {
         if let Some(modfile) = storage::modfile(module_root, cache, log).map_err(|e| format!("go.storage: {e}"))? {
             args.push(format!("-modfile={}", modfile.display()));

@@ -29,9 +29,11 @@ pub enum WasmSource {
     /// `net` package on the simulated network (see docs/network.md).
     /// With `storage`, with the overlay that gives Unix storage libraries
     /// mmap, flock and what else wasip1 lacks (docs/sdk-go.md#storage).
-    /// With `linux_errors`, `syscall`'s error texts are Linux's rather than
-    /// wasip1's (docs/sdk-go.md#error-texts).
-    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool, storage: bool, linux_errors: bool },
+    /// With `linux_errors` (the default), `syscall`'s error texts are
+    /// Linux's rather than wasip1's (docs/sdk-go.md#error-texts). With `precomputed_tables`
+    /// (the default), tables Go computes at every start come as static data
+    /// computed at build time (docs/sdk-go.md#precomputed-tables).
+    Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool, storage: bool, linux_errors: bool, precomputed_tables: bool },
     /// `cargo build --target wasm32-wasip1` run in `dir`.
     Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
 }
@@ -59,11 +61,18 @@ impl NodeSpec {
     }
 }
 
+/// GOGC for nodes a `go` recipe builds, unless their `env` sets it: Go's
+/// 100 collects garbage four times as often, and on wasm a collection is
+/// all guest instructions (badger 3.8x, the etcd WAL 1.45x, raftkv 1.16x
+/// faster at 400, the rest unchanged; docs/performance.md). `"GOGC": "100"`
+/// in a node's `env` restores Go's default.
+pub const GO_GOGC_DEFAULT: &str = "400";
+
 /// Variables seedfall sets in every guest's environment.
 pub const RESERVED_ENV: &[&str] = &["SEEDFALL_NODE", "ANTITHESIS_SDK_LOCAL_OUTPUT"];
 
 const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload", "disk"];
-const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net", "storage", "linux_errors"];
+const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net", "storage", "linux_errors", "precomputed_tables"];
 const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
 
 impl Parser {
@@ -143,9 +152,13 @@ impl Parser {
                 };
                 let linux_errors = match m.get("linux_errors") {
                     Some(b) => self.bool(b, &format!("{gpath}.linux_errors"))?,
-                    None => false,
+                    None => true,
                 };
-                Ok(WasmSource::Go { dir, package, tags, net, storage, linux_errors })
+                let precomputed_tables = match m.get("precomputed_tables") {
+                    Some(b) => self.bool(b, &format!("{gpath}.precomputed_tables"))?,
+                    None => true,
+                };
+                Ok(WasmSource::Go { dir, package, tags, net, storage, linux_errors, precomputed_tables })
             }
             _ => {
                 let cpath = format!("{path}.cargo");
