@@ -70,7 +70,14 @@ fn the_simulator_keeps_its_architecture_invariants() {
                 ("scheduler.rs", "Stats: time in guest code"),
             ],
         ),
-        ("a host file", &["std::fs::", "File::open", "File::create"], &[("files.rs", "reading a config, module or seeded file while the program is built")]),
+        (
+            "a host file",
+            &["std::fs::", "File::open", "File::create"],
+            &[
+                ("files.rs", "reading a config, module or seeded file while the program is built"),
+                ("engine.rs", "the kernel's version, for how pool slots are reset: host cost, never seen by a guest"),
+            ],
+        ),
     ];
     let mut problems = Vec::new();
     for f in &files {

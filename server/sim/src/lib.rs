@@ -8,7 +8,9 @@
 //! - a run starts no thread, reads no wall clock into the simulation, draws
 //!   no OS randomness and touches no host file or socket: its only inputs
 //!   are the program and the schedule (the config and seeded files are read
-//!   from the host before, when the program is built: [`files`]);
+//!   from the host before, when the program is built: [`files`]; the
+//!   engine reads the kernel's version once, to choose how pool slots are
+//!   reset, which changes host cost only);
 //! - all randomness comes from the named ChaCha streams in [`streams`];
 //! - no `HashMap` iteration order leaks into behaviour (ordered maps only);
 //! - every queue, buffer and loop has a named bound.
