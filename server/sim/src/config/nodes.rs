@@ -30,9 +30,10 @@ pub enum WasmSource {
     /// With `storage`, with the overlay that gives Unix storage libraries
     /// mmap, flock and what else wasip1 lacks (docs/sdk-go.md#storage).
     /// With `linux_errors` (the default), `syscall`'s error texts are
-    /// Linux's rather than wasip1's (docs/sdk-go.md#error-texts). With `precomputed_tables`
-    /// (the default), tables Go computes at every start come as static data
-    /// computed at build time (docs/sdk-go.md#precomputed-tables).
+    /// Linux's rather than wasip1's (docs/sdk-go.md#error-texts). With
+    /// `precomputed_tables` (the default), tables Go computes at every start
+    /// come as static data computed at build time
+    /// (docs/sdk-go.md#faster-by-default).
     Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool, storage: bool, linux_errors: bool, precomputed_tables: bool },
     /// `cargo build --target wasm32-wasip1` run in `dir`.
     Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
