@@ -15,15 +15,22 @@ export interface Deps {
   refresh(): Promise<void>;
   restart(): Promise<void>;
   settings: { seeds(): string; rounds(): number };
+  /** The shortest failing run of a Testing view item (a failure message's actions). */
+  failureOfTest?(test: unknown): Failure | undefined;
 }
 
 export type Target = { config?: string; seed?: number; faults?: string };
 
-/** A tree item of the Failures view, or a plain target object. */
-function targetOf(arg: unknown): Target {
+/** A tree item of the Failures view, a failure message of the Testing
+ *  view ({test, message}), or a plain target object. */
+function targetOf(arg: unknown, d?: Deps): Target {
   if (arg && typeof arg === 'object' && 'failure' in arg) {
     const f = (arg as { failure: Failure }).failure;
     return { config: f.config, seed: f.seed, faults: f.faults };
+  }
+  if (arg && typeof arg === 'object' && 'test' in arg && 'message' in arg) {
+    const f = d?.failureOfTest?.((arg as { test: unknown }).test);
+    return f ? { config: f.config, seed: f.seed, faults: f.faults } : {};
   }
   return (arg as Target) ?? {};
 }
@@ -40,7 +47,7 @@ export async function pickConfig(d: Deps, given?: string): Promise<string | unde
 }
 
 async function pickRun(d: Deps, arg: unknown): Promise<Target | undefined> {
-  const t = targetOf(arg);
+  const t = targetOf(arg, d);
   const config = await pickConfig(d, t.config);
   if (!config) return undefined;
   if (t.seed !== undefined || t.faults) return { ...t, config };

@@ -12,6 +12,7 @@ import { OutputDocuments, Presenter, runCommand } from './results';
 import { StatusBar } from './status';
 import { openTimeline } from './timeline';
 import { CorpusTree, FailuresTree, PropertiesTree, RoundsTree } from './trees';
+import { Answer, Testing } from './testing';
 
 /** Context key the Failures view's welcome text depends on. */
 export const HAS_CONFIGS = 'seedfall.hasConfigs';
@@ -22,6 +23,7 @@ export class Ctx {
   readonly status: StatusBar;
   readonly trees: { failures: FailuresTree; corpus: CorpusTree; rounds: RoundsTree; properties: PropertiesTree };
   readonly documents = new OutputDocuments();
+  readonly testing: Testing;
   private clientDisposables: vscode.Disposable[] = [];
 
   constructor(readonly extension: vscode.ExtensionContext) {
@@ -38,6 +40,15 @@ export class Ctx {
       vscode.window.registerTreeDataProvider('seedfall.rounds', this.trees.rounds),
       vscode.window.registerTreeDataProvider('seedfall.properties', this.trees.properties),
     );
+    this.testing = new Testing({
+      fetch: (method, params) => this.request(method, params ?? {}),
+      command: (command, args) => this.request<Answer | undefined>(ExecuteCommandRequest.method, { command, arguments: [args] }),
+      refreshTrees: () => this.refreshViews(),
+      openTimeline: (title, events, focus) => void this.timeline(title, events, focus),
+      settings: { seeds: config.sweepSeeds, exploreBudget: config.exploreBudget, continuousSeeds: config.continuousSeeds },
+      output: this.output,
+    });
+    extension.subscriptions.push(this.testing);
     const commands = createCommands(this.deps());
     for (const [id, handler] of Object.entries(commands)) {
       extension.subscriptions.push(vscode.commands.registerCommand(id, handler));
@@ -76,17 +87,25 @@ export class Ctx {
       refresh: () => this.refreshTrees(),
       restart: () => this.restart(),
       settings: { seeds: config.sweepSeeds, rounds: config.exploreRounds },
+      failureOfTest: (test) => this.testing.failureOf(test as vscode.TestItem | undefined),
     };
   }
 
-  async timeline(title: string, events: TimelineEvent[]): Promise<void> {
+  async timeline(title: string, events: TimelineEvent[], focus?: 'failure'): Promise<void> {
     const failures = await this.request<Failure[]>('seedfall/failures', {}).catch(() => [] as Failure[]);
     const sources = new Map<string, string>();
     for (const f of failures) if (f.source) sources.set(f.source.file.split('/').slice(-2).join('/'), f.source.file);
-    openTimeline(this.extension.extensionPath, title, events, sources);
+    openTimeline(this.extension.extensionPath, title, events, sources, focus);
   }
 
+  /** The custom views and the Testing view, from the daemon's state. */
   async refreshTrees(): Promise<void> {
+    await this.refreshViews();
+    await this.testing.reload().catch((e) => this.output.warn(`the Testing view could not be refreshed: ${e}`));
+  }
+
+  /** The custom views only. */
+  async refreshViews(): Promise<void> {
     const configs = await this.request<ConfigInfo[]>(requests.configs, {}).catch(() => [] as ConfigInfo[]);
     await vscode.commands.executeCommand('setContext', HAS_CONFIGS, configs.length > 0);
     await Promise.all(Object.values(this.trees).map((t) => t.refresh()));

@@ -35,6 +35,11 @@ export interface OperatorRound { operator: string; share_ppm: number; children: 
 export interface RoundsOfConfig { config: string; rounds: Round[] }
 export interface CorpusOfConfig { config: string; entries: { id: string; seed: number; reached: { signal: Record<string, unknown>; at_ns?: number }[] }[]; stale: string[] }
 export interface Property { message: string; kind: string; runs_hit: number; runs_true: number; runs_false: number; source?: Source | null }
-export interface PropertiesOfConfig { config: string; last_run: { seeds: string; runs: number; failed: number; properties: Property[] } | null }
+export interface CatalogProperty { node: string; kind: string; message: string; source: Source }
+export interface PropertiesOfConfig {
+  config: string; last_run: { seeds: string; runs: number; failed: number; properties: Property[] } | null;
+  /** The properties in the Go nodes' own sources, known before any run. */
+  catalog?: CatalogProperty[];
+}
 export interface Status { message: string; running: { token: string; title: string; config?: string }[] }
 export interface TimelineEvent { step: number; time_ns: number; node?: string | null; event: string; [k: string]: unknown }

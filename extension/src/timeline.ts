@@ -6,7 +6,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { TimelineEvent } from './lsp_ext';
 
-export function openTimeline(extensionPath: string, title: string, events: TimelineEvent[], sources: Map<string, string>): vscode.WebviewPanel {
+/** `focus: 'failure'` opens it with the failure's details shown. */
+export function openTimeline(extensionPath: string, title: string, events: TimelineEvent[], sources: Map<string, string>, focus?: 'failure'): vscode.WebviewPanel {
   const panel = vscode.window.createWebviewPanel('seedfall.timeline', `Seedfall timeline: ${title}`, vscode.ViewColumn.Beside, { enableScripts: true, localResourceRoots: [] });
   const html = fs.readFileSync(path.join(extensionPath, 'media', 'timeline.html'), 'utf8');
   const nonce = Math.random().toString(36).slice(2);
@@ -14,7 +15,7 @@ export function openTimeline(extensionPath: string, title: string, events: Timel
   panel.webview.html = html
     .replace('<meta name="seedfall-csp">', `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
     .replace(/<script>/g, `<script nonce="${nonce}">`)
-    .replace('/*SEEDFALL_DATA*/null', JSON.stringify({ title, events }).replace(/</g, '\\u003c'));
+    .replace('/*SEEDFALL_DATA*/null', JSON.stringify({ title, events, focus }).replace(/</g, '\\u003c'));
   panel.webview.onDidReceiveMessage((m: { type: string; location?: string }) => {
     if (m.type !== 'open' || !m.location) return;
     const [file, line] = splitLocation(m.location, sources);

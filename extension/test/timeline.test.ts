@@ -68,6 +68,16 @@ describe('timeline page', () => {
     if (process.env.SEEDFALL_SCREENSHOTS) await page.screenshot({ path: path.join(process.env.SEEDFALL_SCREENSHOTS, 'timeline.png') });
   });
 
+  it('opened at the failure, shows its details and rings its marker without a click', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 360 } });
+    await page.goto(`${base}/timeline.html?data=/run.jsonl&focus=failure`);
+    await page.waitForSelector('svg .ev');
+    expect(await page.locator('#detail').textContent()).toContain('FAILED: always property false: acknowledged writes survive crashes');
+    expect(await page.locator('.ev-failure.focused').count()).toBe(1);
+    expect(await page.locator('.focused').count()).toBe(1);
+    expect(await page.evaluate(() => (window as unknown as { __seedfallPosted: unknown[] }).__seedfallPosted)).toEqual([]);
+  });
+
   it('says so when there is nothing to show', async () => {
     const page = await browser.newPage();
     await page.goto(`${base}/timeline.html`);

@@ -33,11 +33,18 @@ pub fn cli_args(command: &str, args: &Value, config: &Path) -> Result<Vec<String
     let c = config.display().to_string();
     let mut v: Vec<String> = match command {
         "seedfall.run" => vec!["run".into(), "-c".into(), c, "--seeds".into(), args["seeds"].as_str().unwrap_or("1-100").into(), "--json".into(), "--progress".into()],
-        "seedfall.explore" => vec![
-            "explore".into(), "-c".into(), c, "--json".into(), "--events".into(),
-            "--rounds".into(), args["rounds"].as_u64().unwrap_or(30).to_string(),
-            "--batch".into(), args["batch"].as_u64().unwrap_or(8).to_string(),
-        ],
+        "seedfall.explore" => {
+            let mut v: Vec<String> = vec!["explore".into(), "-c".into(), c, "--json".into(), "--events".into(), "--batch".into(), args["batch"].as_u64().unwrap_or(8).to_string()];
+            // A wall-time budget (the Testing view's Explore) stands alone;
+            // without one, rounds bound the exploration (30 by default).
+            if let Some(budget) = args["budget"].as_str() {
+                v.extend(["--budget".into(), budget.into()]);
+            }
+            if args["rounds"].is_u64() || args["budget"].is_null() {
+                v.extend(["--rounds".into(), args["rounds"].as_u64().unwrap_or(30).to_string()]);
+            }
+            v
+        }
         "seedfall.inspect" => vec!["inspect".into(), "-c".into(), c, "--json".into()],
         "seedfall.replay" => vec!["replay".into(), "-c".into(), c],
         "seedfall.cause" => vec!["cause".into(), "-c".into(), c],
@@ -85,6 +92,17 @@ mod tests {
         assert!(cli_args("seedfall.replay", &json!({}), c).unwrap_err().contains("needs"));
         assert_eq!(cli_args("seedfall.replay", &json!({ "seed": 4 }), c).unwrap(), ["replay", "-c", "/w/seedfall.json", "--seed", "4"]);
         assert!(cli_args("seedfall.bogus", &json!({}), c).unwrap_err().contains("unknown command"));
+    }
+
+    #[test]
+    fn explore_takes_rounds_or_a_budget() {
+        let c = Path::new("/w/seedfall.json");
+        let rounds = cli_args("seedfall.explore", &json!({}), c).unwrap();
+        assert!(rounds.ends_with(&["--rounds".to_string(), "30".to_string()]), "{rounds:?}");
+        let budget = cli_args("seedfall.explore", &json!({ "budget": "90s" }), c).unwrap();
+        assert!(budget.windows(2).any(|w| w == ["--budget", "90s"]) && !budget.contains(&"--rounds".to_string()), "{budget:?}");
+        let both = cli_args("seedfall.explore", &json!({ "budget": "90s", "rounds": 4 }), c).unwrap();
+        assert!(both.windows(2).any(|w| w == ["--rounds", "4"]), "{both:?}");
     }
 
     #[test]

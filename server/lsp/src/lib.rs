@@ -7,7 +7,8 @@
 //! The LSP server finds every seedfall config in the workspace, watches
 //! configs, failure folders, sweep results, the corpus, pins and guest
 //! sources, and shows failures as diagnostics at the property that broke,
-//! results and actions as code lenses, and runs sweeps, explorations and the
+//! results and actions as code lenses, completes node names in a config,
+//! and runs sweeps, explorations and the
 //! failure tools in the background with progress and cancel.
 //!
 //! Architecture invariants:
@@ -25,6 +26,7 @@
 //! - every queue is bounded (`jobs::JOBS_MAX`, `watch::EVENTS_QUEUED_MAX`,
 //!   `refresh::PATHS_PENDING_MAX`, `wire::FRAMES_QUEUED_MAX`).
 pub mod commands;
+pub mod completion;
 pub mod diagnostics;
 pub mod jobs;
 pub mod jsonpath;

@@ -28,6 +28,10 @@ pub struct Backend {
     caps: OnceLock<ClientCaps>,
     lenses: LensCache,
     watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    /// The editor's text of each open config as of the last change, kept
+    /// here as it arrives (the refresh loop takes its time): completion
+    /// positions refer to exactly this text.
+    buffers: dashmap::DashMap<PathBuf, String>,
     /// A `shutdown` request came.
     shut_down: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -45,7 +49,7 @@ impl Backend {
     /// daemon cancels the jobs when the client goes away, and exits 1 on
     /// an `exit` that no `shutdown` came before (as LSP says).
     pub fn with(client: Client, jobs: Arc<Jobs>, shut_down: Arc<std::sync::atomic::AtomicBool>) -> Backend {
-        Backend { client, state: Arc::default(), jobs, inbox: Arc::default(), caps: OnceLock::new(), lenses: Arc::default(), watcher: Mutex::new(None), shut_down }
+        Backend { client, state: Arc::default(), jobs, inbox: Arc::default(), caps: OnceLock::new(), lenses: Arc::default(), watcher: Mutex::new(None), buffers: Default::default(), shut_down }
     }
 
     fn caps(&self) -> ClientCaps {
@@ -236,7 +240,16 @@ impl Backend {
                             p["source"]["file"] = json!(c.resolve(f));
                         }
                     }
-                    json!({ "config": c.path, "last_run": last })
+                    // What the sources hold before any run, at their lines.
+                    let catalog: Vec<Value> = c
+                        .catalog
+                        .iter()
+                        .map(|e| {
+                            let (file, line) = e["location"].as_str().and_then(|l| l.rsplit_once(':')).map(|(f, l)| (f, l.parse::<u64>().unwrap_or(1))).unwrap_or(("", 1));
+                            json!({ "node": e["node"], "kind": e["kind"], "message": e["message"], "source": { "file": c.resolve(file), "line": line } })
+                        })
+                        .collect();
+                    json!({ "config": c.path, "last_run": last, "catalog": catalog })
                 })
                 .collect(),
         ))
@@ -259,6 +272,15 @@ impl Backend {
         let Some(p) = path(u) else { return };
         let is_config = p.file_name().is_some_and(|n| crate::state::is_config_name(&n.to_string_lossy()));
         if is_config && self.state.within_roots(&p) {
+            match &text {
+                Some(t) if self.buffers.len() < crate::state::CONFIGS_MAX || self.buffers.contains_key(&p) => {
+                    self.buffers.insert(p.clone(), t.clone());
+                }
+                Some(_) => {}
+                None => {
+                    self.buffers.remove(&p);
+                }
+            }
             self.inbox.text(p, text);
         }
     }
@@ -338,6 +360,7 @@ impl LanguageServer for Backend {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
                 code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+                completion_provider: Some(CompletionOptions { trigger_characters: Some(vec!["\"".into(), "[".into(), ",".into()]), ..Default::default() }),
                 execute_command_provider: Some(ExecuteCommandOptions { commands: COMMANDS.iter().map(|c| c.to_string()).collect(), ..Default::default() }),
                 ..Default::default()
             },
@@ -381,6 +404,26 @@ impl LanguageServer for Backend {
             return Err(err(format!("{} is outside the workspace", file.display())));
         }
         Ok(Some(self.lenses.read().unwrap().get(&file).cloned().unwrap_or_default()))
+    }
+
+    /// Node names inside a fault's `nodes` in a config (`completion`).
+    async fn completion(&self, p: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let at = p.text_document_position;
+        let file = path(&at.text_document.uri).ok_or_else(|| err("not a file URI"))?;
+        if !self.state.within_roots(&file) {
+            return Err(err(format!("{} is outside the workspace", file.display())));
+        }
+        let text = match self.buffers.get(&file) {
+            Some(t) => t.clone(),
+            None => match self.state.configs.get(&file) {
+                Some(c) => c.text.clone(),
+                None => return Ok(None),
+            },
+        };
+        let known: Vec<String> = self.state.configs.get(&file).and_then(|c| c.parsed.as_ref().ok().map(|c| c.nodes.iter().map(|n| n.name.clone()).collect())).unwrap_or_default();
+        let names = crate::completion::node_names(&text, &known);
+        let offset = crate::completion::offset(&text, at.position.line, at.position.character);
+        Ok(Some(CompletionResponse::Array(crate::completion::items(&text, offset, &names))))
     }
 
     async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<Value>> {

@@ -46,6 +46,9 @@ pub struct ConfigView {
     pub last_run: Option<Value>,
     pub corpus: Vec<Value>,
     pub stale_corpus: Vec<String>,
+    /// The properties in the Go nodes' own sources, before any run
+    /// (`catalog::from_go_sources`): what the Testing view lists first.
+    pub catalog: Vec<Value>,
 }
 
 #[derive(Default)]
@@ -134,6 +137,19 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
     out
 }
 
+/// The properties found in the sources of the config's Go nodes, with
+/// locations relative to the config's folder, in source order.
+fn source_catalog(config: &Config) -> Vec<Value> {
+    let mut out = Vec::new();
+    for n in &config.nodes {
+        if let seedfall_sim::config::WasmSource::Go { dir, package, .. } = &n.source {
+            let c = seedfall_search::catalog::from_go_sources(&n.name, dir, package, config.dir());
+            out.extend(c.entries.iter().map(|e| serde_json::json!({ "node": e.node, "kind": e.kind, "message": e.message, "location": e.location })));
+        }
+    }
+    out
+}
+
 /// Failing seeds per finding id, from the last sweep's index (skipped when
 /// missing or unreadable: the folders alone are then counted). Only the
 /// ids and counts are read; the seed lists, most of the file, are skipped.
@@ -164,6 +180,7 @@ impl State {
             None => seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the config").unwrap_or_default(),
         };
         let parsed = Config::parse(path, &text);
+        let catalog = parsed.as_ref().map(source_catalog).unwrap_or_default();
         let (failures, last_run, corpus, stale) = match &parsed {
             Ok(config) => {
                 let last_run = seedfall_sim::files::read_text(&seedfall_search::properties::last_run_path(config), seedfall_sim::files::JSON_BYTES_MAX, "the last run").ok().and_then(|t| serde_json::from_str(&t).ok());
@@ -173,7 +190,7 @@ impl State {
             }
             Err(_) => (Vec::new(), None, Vec::new(), Vec::new()),
         };
-        self.configs.insert(path.to_path_buf(), ConfigView { path: path.to_path_buf(), text, parsed, failures, last_run, corpus, stale_corpus: stale });
+        self.configs.insert(path.to_path_buf(), ConfigView { path: path.to_path_buf(), text, parsed, failures, last_run, corpus, stale_corpus: stale, catalog });
     }
 
     /// Rescans the roots for configs and refreshes all of them.

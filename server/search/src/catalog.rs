@@ -132,6 +132,35 @@ pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: 
     Ok(catalog)
 }
 
+/// Bounds on what `from_go_sources` reads: the daemon calls it on every
+/// refresh of a config, so it must stay cheap on any folder.
+pub const SOURCE_FILES_MAX: usize = 256;
+pub const SOURCE_FILE_BYTES_MAX: u64 = 4 << 20;
+
+/// The properties in the non-test `.go` files of a Go node's own package
+/// folder (`dir` joined with a relative `package`), without running the
+/// toolchain: what an editor can list before any build or run. Locations are
+/// relative to `base` (the config's folder). Properties in the packages it
+/// imports are not here; a run's catalog (`from_go`) has them.
+pub fn from_go_sources(node: &str, dir: &Path, package: &str, base: &Path) -> Catalog {
+    let folder = if package.starts_with("./") || package == "." { dir.join(package) } else { dir.to_path_buf() };
+    let mut catalog = Catalog::default();
+    let Ok(entries) = std::fs::read_dir(&folder) else { return catalog };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "go") && !p.to_string_lossy().ends_with("_test.go") && p.is_file())
+        .collect();
+    files.sort();
+    for file in files.into_iter().take(SOURCE_FILES_MAX) {
+        let Ok(text) = seedfall_sim::files::read_text(&file, SOURCE_FILE_BYTES_MAX, "a Go source") else { continue };
+        scan_go(&text, &crate::paths::relative(base, &file).display().to_string(), node, &mut catalog);
+    }
+    catalog.entries.sort();
+    catalog.entries.dedup();
+    catalog
+}
+
 /// The non-test Go files of every non-standard, non-module-cache package the
 /// node's main package depends on (the storage overlay's patched module
 /// copies under `patched` are dependencies too, not the user's code).
