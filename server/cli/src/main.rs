@@ -28,6 +28,7 @@ mod resources;
 mod report;
 mod run;
 mod schedule;
+mod schema;
 mod sharded;
 mod shrink;
 mod slurm;
@@ -74,6 +75,15 @@ enum Command {
     Init(init::InitArgs),
     /// Is this machine, and this config, ready to run? Each problem with its fix.
     Doctor(doctor::DoctorArgs),
+    /// The JSON Schema of seedfall.json, for editors: completion, hover, validation.
+    ///
+    /// Prints the schema (JSON Schema draft-07) of the config file, made from
+    /// the same tables the config parser reads fields with. Any editor that
+    /// reads JSON Schema can use it for completion, hover docs and validation
+    /// of seedfall*.json files: the VS Code extension contributes it itself;
+    /// elsewhere, write it with -o FILE and map seedfall*.json to that file
+    /// in the editor's JSON settings (docs/config.md#editor-support-the-json-schema).
+    Schema(schema::SchemaArgs),
     /// The editor daemon: LSP over stdio (diagnostics, lenses, background runs).
     Lsp(LspArgs),
     /// An MCP server over stdio: seedfall's tools for AI agents.
@@ -129,6 +139,7 @@ fn main() {
         Command::Cause(a) => cause::main(a),
         Command::Init(a) => init::main(a),
         Command::Doctor(a) => doctor::main(a),
+        Command::Schema(a) => schema::main(a),
         Command::Lsp(_) => seedfall_lsp::serve_stdio(),
         Command::Mcp => seedfall_lsp::mcp::serve_stdio(),
         Command::SnapshotRunner(a) => snapshots::runner_main(a),

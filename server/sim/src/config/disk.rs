@@ -61,9 +61,6 @@ pub struct NodeDisk {
     pub files: Vec<(String, PathBuf)>,
 }
 
-const DISK_FIELDS: &[&str] = &["model", "commit_interval", "sector_bytes", "io_latency", "fsync_latency", "capacity"];
-const NODE_DISK_FIELDS: &[&str] = &["model", "capacity", "dirs", "files"];
-
 impl Parser {
     fn model(&self, v: &Value, path: &str) -> Parsed<FsModel> {
         let text = self.string(v, path)?;
@@ -79,7 +76,7 @@ impl Parser {
     }
 
     pub(super) fn disk(&self, v: &Value) -> Parsed<DiskConfig> {
-        let m = self.object(v, "$.disk", DISK_FIELDS)?;
+        let m = self.object(v, "$.disk", &super::fields::DISK.names())?;
         let mut d = DiskConfig::default();
         if let Some(x) = m.get("model") {
             d.model = self.model(x, "$.disk.model")?;
@@ -116,7 +113,7 @@ impl Parser {
     }
 
     pub(super) fn node_disk(&self, v: &Value, path: &str) -> Parsed<NodeDisk> {
-        let m = self.object(v, path, NODE_DISK_FIELDS)?;
+        let m = self.object(v, path, &super::fields::NODE_DISK.names())?;
         let mut d = NodeDisk::default();
         if let Some(x) = m.get("model") {
             d.model = Some(self.model(x, &format!("{path}.model"))?);

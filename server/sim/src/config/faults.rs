@@ -1,4 +1,5 @@
 //! `faults`: which fault families a sweep draws, and at what rates.
+use super::fields;
 use super::parse::{Parsed, Parser};
 use super::{NodeSpec, Span};
 use serde_json::Value;
@@ -116,22 +117,9 @@ pub struct JumpFaults {
 pub const SKEW_MAX_PPM_MAX: u64 = 900_000;
 pub const SKEW_MAX_PPM_DEFAULT: u64 = 100_000;
 
-const FAULT_FIELDS: &[&str] = &[
-    "swarm", "after_setup", "crash", "fsync_eio", "torn_writes", "pause", "clock_skew", "clock_jump", "partition",
-    "corrupt_read", "latent_sector_error", "misdirected_write", "lost_write", "write_error", "disk_full",
-];
-const WRITE_ERROR_FIELDS: &[&str] = &["probability", "nodes", "path_prefix", "errors"];
-const MEDIA_FIELDS: &[&str] = &["probability", "nodes", "atlas"];
-const CRASH_FIELDS: &[&str] = &["rate", "restart_after", "during_disk_op", "kill", "nodes"];
-const EIO_FIELDS: &[&str] = &["probability", "nodes"];
-const PAUSE_FIELDS: &[&str] = &["rate", "duration", "nodes"];
-const SKEW_FIELDS: &[&str] = &["rate", "duration", "max_ppm", "nodes"];
-const JUMP_FIELDS: &[&str] = &["rate", "max", "nodes"];
-const PARTITION_FIELDS: &[&str] = &["rate", "duration", "one_way", "nodes"];
-
 impl Parser {
     pub(super) fn faults(&self, v: &Value, nodes: &[NodeSpec]) -> Parsed<FaultConfig> {
-        let m = self.object(v, "$.faults", FAULT_FIELDS)?;
+        let m = self.object(v, "$.faults", &fields::FAULTS.names())?;
         let mut f = FaultConfig::default();
         if let Some(x) = m.get("swarm") {
             f.swarm = self.bool(x, "$.faults.swarm")?;
@@ -144,7 +132,7 @@ impl Parser {
         }
         if let Some(x) = m.get("crash") {
             let p = "$.faults.crash";
-            let c = self.object(x, p, CRASH_FIELDS)?;
+            let c = self.object(x, p, &fields::CRASH.names())?;
             f.crash = Some(CrashFaults {
                 rate: self.rate(c, p)?,
                 restart_after: c.get("restart_after").map(|v| self.span(v, &format!("{p}.restart_after"))).transpose()?,
@@ -155,7 +143,7 @@ impl Parser {
         }
         if let Some(x) = m.get("fsync_eio") {
             let p = "$.faults.fsync_eio";
-            let c = self.object(x, p, EIO_FIELDS)?;
+            let c = self.object(x, p, &fields::FSYNC_EIO.names())?;
             let probability = match c.get("probability") {
                 Some(v) => self.number(v, &format!("{p}.probability"), 0.0, 1.0)?,
                 None => return Err(self.err(p, "missing field \"probability\" (the odds that one fsync fails)")),
@@ -164,20 +152,20 @@ impl Parser {
         }
         if let Some(x) = m.get("pause") {
             let p = "$.faults.pause";
-            let c = self.object(x, p, PAUSE_FIELDS)?;
+            let c = self.object(x, p, &fields::PAUSE.names())?;
             let duration = self.duration_span(c, p, "like \"10ms-200ms\"")?;
             f.pause = Some(TimedFaults { rate: self.rate(c, p)?, duration, nodes: self.targets(c, p, nodes)? });
         }
         if let Some(x) = m.get("clock_skew") {
             let p = "$.faults.clock_skew";
-            let c = self.object(x, p, SKEW_FIELDS)?;
+            let c = self.object(x, p, &fields::CLOCK_SKEW.names())?;
             let duration = self.duration_span(c, p, "like \"10ms-200ms\"")?;
             let max_ppm = c.get("max_ppm").map(|v| self.uint(v, &format!("{p}.max_ppm"), 1, SKEW_MAX_PPM_MAX)).transpose()?.unwrap_or(SKEW_MAX_PPM_DEFAULT);
             f.clock_skew = Some(SkewFaults { rate: self.rate(c, p)?, duration, max_ppm, nodes: self.targets(c, p, nodes)? });
         }
         if let Some(x) = m.get("clock_jump") {
             let p = "$.faults.clock_jump";
-            let c = self.object(x, p, JUMP_FIELDS)?;
+            let c = self.object(x, p, &fields::CLOCK_JUMP.names())?;
             let max_ns = match c.get("max") {
                 Some(v) => self.duration_value(v, &format!("{p}.max"))?,
                 None => return Err(self.err(p, "missing field \"max\" (the largest jump, like \"10s\")")),
@@ -186,7 +174,7 @@ impl Parser {
         }
         if let Some(x) = m.get("partition") {
             let p = "$.faults.partition";
-            let c = self.object(x, p, PARTITION_FIELDS)?;
+            let c = self.object(x, p, &fields::PARTITION.names())?;
             let duration = self.duration_span(c, p, "how long a partition lasts, like \"100ms-2s\"")?;
             let one_way = c.get("one_way").map(|v| self.number(v, &format!("{p}.one_way"), 0.0, 1.0)).transpose()?.unwrap_or(0.0);
             f.partition = Some(PartitionFaults { rate: self.rate(c, p)?, duration, one_way, nodes: self.targets(c, p, nodes)? });
@@ -199,8 +187,9 @@ impl Parser {
         ] {
             let Some(x) = m.get(key) else { continue };
             let p = format!("$.faults.{key}");
-            let c = self.object(x, &p, MEDIA_FIELDS)?;
             let op = if key.ends_with("write") { "write" } else { "read" };
+            let table = if op == "write" { &fields::MEDIA_WRITE } else { &fields::MEDIA_READ };
+            let c = self.object(x, &p, &table.names())?;
             let probability = match c.get("probability") {
                 Some(v) => self.number(v, &format!("{p}.probability"), 0.0, 1.0)?,
                 None => return Err(self.err(&p, format!("missing field \"probability\" (the odds that one {op} is hit, like 0.001)"))),
@@ -210,7 +199,7 @@ impl Parser {
         }
         if let Some(x) = m.get("write_error") {
             let p = "$.faults.write_error";
-            let c = self.object(x, p, WRITE_ERROR_FIELDS)?;
+            let c = self.object(x, p, &fields::WRITE_ERROR.names())?;
             let probability = match c.get("probability") {
                 Some(v) => self.number(v, &format!("{p}.probability"), 0.0, 1.0)?,
                 None => return Err(self.err(p, "missing field \"probability\" (the odds that one write fails, like 0.01)")),
@@ -247,7 +236,7 @@ impl Parser {
         }
         if let Some(x) = m.get("disk_full") {
             let p = "$.faults.disk_full";
-            let c = self.object(x, p, PAUSE_FIELDS)?;
+            let c = self.object(x, p, &fields::DISK_FULL.names())?;
             let duration = self.duration_span(c, p, "how long the disk stays full, like \"10ms-1s\"")?;
             f.disk_full = Some(TimedFaults { rate: self.rate(c, p)?, duration, nodes: self.targets(c, p, nodes)? });
         }

@@ -6,19 +6,24 @@
 //! A `Config` that exists is valid: later code never re-checks it.
 //!
 //! One module per section: `disk`, `faults`, `net`, `nodes`; `parse` holds
-//! the parser's primitives and the error helpers.
+//! the parser's primitives and the error helpers. `fields` is every
+//! object's table of fields, from which the parser takes the fields it
+//! knows and `schema` makes the JSON Schema (`seedfall schema`).
 mod dupes;
 mod disk;
 mod faults;
+pub mod fields;
 mod net;
 mod nodes;
 mod parse;
+pub mod schema;
 
 pub use disk::*;
 pub use faults::*;
 pub use net::*;
 pub use nodes::*;
-pub use parse::{did_you_mean, normalize, NAME_BYTES_MAX};
+pub use parse::{did_you_mean, normalize, parse_bytes, NAME_BYTES_MAX};
+pub use schema::json_schema;
 use parse::{default_name, kind, valid_name, Parsed, Parser};
 use crate::vtime::{parse_duration, VTime};
 use serde_json::Value;
@@ -59,7 +64,14 @@ impl Span {
     }
 }
 
-/// `limits.run_memory_mb` when the config does not say.
+/// The `limits` a config that does not say gets (`Limits::default`, and
+/// the defaults of the JSON Schema).
+pub const WATCHDOG_INSTRUCTIONS_DEFAULT: u64 = 2_000_000_000;
+pub const STEPS_MAX_DEFAULT: u64 = 5_000_000;
+pub const MEMORY_MB_DEFAULT: u64 = 512;
+pub const NS_PER_INSTRUCTION_DEFAULT: u64 = 1;
+/// `limits.run_memory_mb` when the config does not say, where no command
+/// gives the run its share of the memory budget.
 pub const RUN_MEMORY_MB_DEFAULT: u64 = 4096;
 /// `limits.output_mb` when the config does not say.
 pub const OUTPUT_MB_DEFAULT: u64 = 4;
@@ -99,10 +111,10 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
-            watchdog_instructions: 2_000_000_000,
-            steps_max: 5_000_000,
-            memory_bytes_max: 512 << 20,
-            ns_per_instruction: 1,
+            watchdog_instructions: WATCHDOG_INSTRUCTIONS_DEFAULT,
+            steps_max: STEPS_MAX_DEFAULT,
+            memory_bytes_max: MEMORY_MB_DEFAULT << 20,
+            ns_per_instruction: NS_PER_INSTRUCTION_DEFAULT,
             run_memory_bytes: RUN_MEMORY_MB_DEFAULT << 20,
             run_memory_set: false,
             run_memory_source: "limits.run_memory_mb".into(),
@@ -193,14 +205,9 @@ impl std::error::Error for ConfigError {}
 
 
 
-const TOP_FIELDS: &[&str] = &["version", "name", "duration", "nodes", "limits", "determinism", "disk", "net", "faults", "regressions"];
-const LIMIT_FIELDS: &[&str] =
-    &["watchdog_instructions", "steps_max", "memory_mb", "ns_per_instruction", "run_memory_mb", "output_mb"];
-const DETERMINISM_FIELDS: &[&str] = &["canonicalize_nans"];
-
 impl Parser {
     fn config(&mut self, v: &Value) -> Parsed<Config> {
-        let map = self.object(v, "$", TOP_FIELDS)?;
+        let map = self.object(v, "$", &fields::CONFIG.names())?;
         if let Some(version) = map.get("version") {
             let n = self.uint(version, "$.version", 0, u64::MAX)?;
             if n != CONFIG_VERSION {
@@ -252,7 +259,7 @@ impl Parser {
         };
         let determinism = match map.get("determinism") {
             Some(v) => {
-                let m = self.object(v, "$.determinism", DETERMINISM_FIELDS)?;
+                let m = self.object(v, "$.determinism", &fields::DETERMINISM.names())?;
                 let canonicalize_nans = match m.get("canonicalize_nans") {
                     Some(b) => self.bool(b, "$.determinism.canonicalize_nans")?,
                     None => false,
@@ -278,7 +285,7 @@ impl Parser {
     }
 
     fn limits(&self, v: &Value) -> Parsed<Limits> {
-        let m = self.object(v, "$.limits", LIMIT_FIELDS)?;
+        let m = self.object(v, "$.limits", &fields::LIMITS.names())?;
         let mut limits = Limits::default();
         if let Some(x) = m.get("watchdog_instructions") {
             limits.watchdog_instructions = self.uint(x, "$.limits.watchdog_instructions", WATCHDOG_INSTRUCTIONS_RANGE.0, WATCHDOG_INSTRUCTIONS_RANGE.1)?;

@@ -28,11 +28,9 @@ pub enum LatencyDistribution {
     LongTail,
 }
 
-const NET_FIELDS: &[&str] = &["latency", "distribution", "connect_timeout"];
-
 impl Parser {
     pub(super) fn net(&self, v: &Value) -> Parsed<NetConfig> {
-        let m = self.object(v, "$.net", NET_FIELDS)?;
+        let m = self.object(v, "$.net", &super::fields::NET.names())?;
         let mut n = NetConfig::default();
         if let Some(x) = m.get("latency") {
             n.latency = self.span(x, "$.net.latency")?;

@@ -1,4 +1,5 @@
 //! `nodes`: the programs of the cluster, their instances and how to build them.
+use super::fields;
 use super::parse::{kind, valid_name, Parsed, Parser};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -72,13 +73,9 @@ pub const GO_GOGC_DEFAULT: &str = "400";
 /// Variables seedfall sets in every guest's environment.
 pub const RESERVED_ENV: &[&str] = &["SEEDFALL_NODE", "ANTITHESIS_SDK_LOCAL_OUTPUT"];
 
-const NODE_FIELDS: &[&str] = &["name", "replicas", "args", "env", "wasm", "go", "cargo", "workload", "disk"];
-const GO_FIELDS: &[&str] = &["dir", "package", "tags", "net", "storage", "linux_errors", "precomputed_tables"];
-const CARGO_FIELDS: &[&str] = &["dir", "package", "bin", "profile"];
-
 impl Parser {
     pub(super) fn node(&self, v: &Value, path: &str) -> Parsed<NodeSpec> {
-        let map = self.object(v, path, NODE_FIELDS)?;
+        let map = self.object(v, path, &fields::NODE.names())?;
         let name = match map.get("name") {
             Some(n) => self.string(n, &format!("{path}.name"))?,
             None => return Err(self.err(path, "missing field \"name\"")),
@@ -130,7 +127,7 @@ impl Parser {
             "wasm" => Ok(WasmSource::Path(self.rel_path(&map["wasm"], &format!("{path}.wasm"))?)),
             "go" => {
                 let gpath = format!("{path}.go");
-                let m = self.object(&map["go"], &gpath, GO_FIELDS)?;
+                let m = self.object(&map["go"], &gpath, &fields::GO.names())?;
                 let dir = match m.get("dir") {
                     Some(d) => self.rel_path(d, &format!("{gpath}.dir"))?,
                     None => return Err(self.err(&gpath, "missing field \"dir\" (the folder `go build` runs in)")),
@@ -163,7 +160,7 @@ impl Parser {
             }
             _ => {
                 let cpath = format!("{path}.cargo");
-                let m = self.object(&map["cargo"], &cpath, CARGO_FIELDS)?;
+                let m = self.object(&map["cargo"], &cpath, &fields::CARGO.names())?;
                 let dir = match m.get("dir") {
                     Some(d) => self.rel_path(d, &format!("{cpath}.dir"))?,
                     None => return Err(self.err(&cpath, "missing field \"dir\" (the folder `cargo build` runs in)")),

@@ -157,10 +157,10 @@ impl Parser {
     }
 }
 
-/// Removes `.` and folds `dir/..` without touching the filesystem, so paths
-/// shown to users read `examples/ledger/main.go`, not `examples/ledger/./main.go`.
-/// `"512B"`, `"64KiB"`, `"10MiB"`, `"2GiB"`, or digits alone (bytes).
-fn parse_bytes(text: &str) -> Option<u64> {
+/// `"512B"`, `"64KiB"`, `"10MiB"`, `"2GiB"`, or digits alone (bytes):
+/// a size's string form, before its bounds (`schema::SIZE_PATTERN` is
+/// its text form, and is tested against it).
+pub fn parse_bytes(text: &str) -> Option<u64> {
     let digits = text.trim().bytes().take_while(u8::is_ascii_digit).count();
     let (number, unit) = text.trim().split_at(digits);
     let shift = match unit.trim() {
@@ -174,6 +174,8 @@ fn parse_bytes(text: &str) -> Option<u64> {
     n.checked_mul(1 << shift)
 }
 
+/// Removes `.` and folds `dir/..` without touching the filesystem, so paths
+/// shown to users read `examples/ledger/main.go`, not `examples/ledger/./main.go`.
 pub fn normalize(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
