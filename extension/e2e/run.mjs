@@ -29,7 +29,7 @@ const STEP_MS = 60000; // bound on any one wait for the UI
 const t0 = Date.now();
 const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
 const results = [];
-let codeServer, browser, scratch;
+let codeServer, browser, scratch, page;
 
 function log(line) {
   console.log(`[${elapsed()}] ${line}`);
@@ -44,6 +44,9 @@ async function check(name, fn) {
   } catch (e) {
     results.push([name, false]);
     log(`FAIL ${name}: ${e.message.split('\n').slice(0, 6).join('\n     ')}`);
+    // What the workbench showed, kept with the scratch folder for a look.
+    const picture = scratch && path.join(scratch, `failed-${results.length}.png`);
+    if (picture && (await page?.screenshot({ path: picture }).then(() => true, () => false))) log(`     the workbench then: ${picture}`);
     return false;
   }
 }
@@ -118,7 +121,7 @@ async function main() {
     'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off', 'security.workspace.trust.enabled': false,
     'extensions.autoUpdate': false, 'extensions.autoCheckUpdates': false, 'update.mode': 'none', 'workbench.enableExperiments': false,
     'editor.codeLens': true, 'editor.minimap.enabled': false, 'window.restoreWindows': 'none', 'workbench.colorTheme': 'Default Light Modern',
-    'git.enabled': false, 'files.watcherExclude': { '**/.seedfall/cache/**': true },
+    'files.autoSave': 'off', 'git.enabled': false, 'files.watcherExclude': { '**/.seedfall/cache/**': true },
   }, null, 2));
   log(`installed ${path.basename(vsix)} into an isolated profile; workspace ${ws}`);
 
@@ -139,7 +142,7 @@ async function main() {
 
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-  const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
   page.setDefaultTimeout(STEP_MS);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
   await page.waitForSelector('.monaco-workbench .part.activitybar', { timeout: STEP_MS });
@@ -182,6 +185,89 @@ async function main() {
     for (const v of ['Failures', 'Corpus', 'Rounds', 'Properties']) await view(v).first().waitFor();
     await view('Failures').getByText('No failures found yet').waitFor();
     await shot('editor-views-empty.png');
+  });
+
+  // The Testing view (extension/src/testing.ts): the config and its
+  // properties as tests, a sweep run from there, and Replay on the failure.
+  const testRows = () => page.locator('.test-explorer .monaco-list-row');
+  const testRow = (text) => testRows().filter({ hasText: text }).first();
+  const openFile = async (name) => {
+    // F1 then a name without `>`: quick open's file search (Ctrl+P may reach Chromium's print).
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(name);
+    // The file itself, not an open editor whose title mentions it (the timeline's does).
+    const exact = new RegExp(`^${name.replace('.', '\\.')}$`);
+    await page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: exact }) }).first().click();
+    await page.locator('.tabs-container .tab.active .label-name', { hasText: exact }).waitFor();
+  };
+  const goToLine = async (line) => {
+    await page.keyboard.press('Control+G');
+    await page.locator('.quick-input-widget input').waitFor();
+    await page.keyboard.type(String(line));
+    await page.keyboard.press('Enter');
+  };
+  /** The line number beside the first element matching `selector` in an
+   *  editor: the line number whose row holds its vertical middle. */
+  const lineOf = (selector) => page.evaluate((sel) => {
+    const el = document.querySelector(`.editor-instance .monaco-editor ${sel}`);
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    const y = r.top + r.height / 2;
+    for (const n of el.closest('.monaco-editor').querySelectorAll('.margin-view-overlays .line-numbers')) {
+      const b = n.getBoundingClientRect();
+      if (b.top <= y && y < b.bottom) return Number(n.textContent.trim());
+    }
+    return null;
+  }, selector);
+
+  await check("the Testing view lists kvlog's properties before any run", async () => {
+    await palette('Testing: Focus on Test Explorer View');
+    const config = testRow('kvlog');
+    await config.waitFor();
+    if ((await config.getAttribute('aria-expanded')) === 'false') await config.locator('.monaco-tl-twistie').click();
+    for (const p of ['acknowledged writes survive crashes', 'the client finished its writes']) await testRow(p).waitFor();
+  });
+
+  await check(`a sweep run from the Testing view marks the failing property, with its message at line ${propertyLine} of main.go`, async () => {
+    const config = testRow('kvlog');
+    await config.hover();
+    await config.locator('.action-label[aria-label^="Run Test"]').click();
+    await testRow('acknowledged writes survive crashes').locator('.codicon-testing-failed-icon').waitFor({ timeout: 120000 });
+    await testRow('the client finished its writes').locator('.codicon-testing-passed-icon').waitFor();
+    await openFile('main.go');
+    // The failed mark in the gutter, at the property's line.
+    await goToLine(propertyLine);
+    await page.locator('.editor-instance .testing-run-glyph.codicon-testing-failed-icon').first().waitFor();
+    const line = await lineOf('.testing-run-glyph.codicon-testing-failed-icon');
+    if (line !== propertyLine) throw new Error(`the failed mark is on line ${line}, the property on ${propertyLine}`);
+    // The message: the failure block, with the seed and the replay command.
+    const message = page.locator('.test-output-peek-tree .monaco-list-row, .test-results .monaco-list-row', { hasText: 'kv: acknowledged writes survive crashes' }).first();
+    await message.waitFor();
+    await shot('editor-testing.png');
+  });
+
+  await check('Replay on the failed property replays its shortest seed and opens the timeline at the failure', async () => {
+    const failed = testRow('acknowledged writes survive crashes');
+    await failed.hover();
+    await failed.locator('.action-label[aria-label^="Debug Test"]').click();
+    await page.locator('.tabs-container .tab', { hasText: 'Seedfall timeline: seed 62' }).first().waitFor({ timeout: 120000 });
+    const deadline = Date.now() + STEP_MS;
+    let seen;
+    for (;;) {
+      for (const f of page.frames().filter((f) => f !== page.mainFrame())) {
+        const p = await f.evaluate(() => {
+          const title = document.getElementById('title')?.textContent;
+          return title ? { title, detail: document.getElementById('detail')?.textContent ?? '', focused: document.querySelectorAll('.ev-failure.focused').length } : null;
+        }).catch(() => null);
+        if (p) seen = p;
+      }
+      if (seen?.focused === 1 && seen.detail.includes('acknowledged writes survive crashes')) break;
+      if (Date.now() > deadline) throw new Error(`no timeline opened at the failure; last seen: ${JSON.stringify(seen)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await page.locator('.activitybar .action-item a[aria-label^="Seedfall"]').click();
   });
 
   await check('"Run Sweep" from the palette fills Failures and Properties', async () => {
@@ -278,6 +364,47 @@ async function main() {
     await page.locator('.editor-instance .squiggly-error').first().waitFor({ state: 'detached' });
     const left = await page.locator('.markers-panel .monaco-list-row', { hasText: 'acknowledged writes survive crashes' }).count();
     if (left !== 0) throw new Error(`${left} problems remain`);
+  });
+
+  // Last: lenses of an editor hidden while its config was invalid can stay
+  // stale in VS Code 1.100 until their file is reopened (see issue 35's note).
+  await check('an unknown key typed into seedfall.json is underlined before it is saved, and node names complete in faults', async () => {
+    const configFile = path.join(ws, 'seedfall.json');
+    const onDisk = fs.readFileSync(configFile, 'utf8');
+    // Closes the edited config without saving it (the file must stay as it was).
+    const discard = async () => {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+W');
+      await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Don.t Save$/ }).click();
+      await page.locator('.tabs-container .tab .label-name', { hasText: /^seedfall\.json$/ }).waitFor({ state: 'detached' });
+    };
+    // Files open beside the code, not in the timeline's group.
+    await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
+    await openFile('seedfall.json');
+    await page.locator('.editor-instance .view-line', { hasText: '"duration"' }).first().click();
+    await page.keyboard.press('End');
+    await page.keyboard.insertText('\n  "duratoin": "1s",');
+    await page.locator('.editor-instance .monaco-editor .squiggly-error').first().waitFor();
+    const line = await lineOf('.squiggly-error');
+    const want = onDisk.split('\n').findIndex((l) => l.includes('"duration"')) + 2;
+    if (line !== want) throw new Error(`the squiggle is on line ${line}, the typed key on ${want}`);
+    await page.keyboard.press('Control+Shift+M');
+    await page.locator('.markers-panel .monaco-list-row', { hasText: 'unknown field "duratoin"' }).first().waitFor();
+    await palette('View: Hide Panel');
+    await page.locator('.tabs-container .tab', { hasText: 'seedfall.json' }).first().click();
+    await discard();
+    // A fault's nodes: the cluster's node names are offered.
+    await openFile('seedfall.json');
+    await page.locator('.editor-instance .view-line', { hasText: '"faults"' }).first().click();
+    await page.keyboard.press('End');
+    await page.keyboard.insertText('\n    "pause": { "rate": 1, "duration": "5ms", "nodes": ["');
+    await page.keyboard.insertText('"] },');
+    for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('Control+Space');
+    await page.locator('.suggest-widget .monaco-list-row', { hasText: 'kv' }).first().waitFor();
+    await shot('editor-config.png');
+    await discard();
+    if (fs.readFileSync(configFile, 'utf8') !== onDisk) throw new Error('seedfall.json changed on disk');
   });
 }
 

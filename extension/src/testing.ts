@@ -52,6 +52,11 @@ export class Testing implements vscode.Disposable {
   readonly profiles: { sweep: vscode.TestRunProfile; explore: vscode.TestRunProfile; replay: vscode.TestRunProfile };
   private model: ConfigModel[] = [];
   private shown = '';
+  /** Jobs of this view in flight: the daemon's notice of their files must
+   *  not become a run of its own beside theirs. */
+  private jobs = 0;
+  /** Counts job starts and ends, so a read that straddles one is dropped. */
+  private epoch = 0;
   private disposables: vscode.Disposable[] = [];
   private readonly failedTag = new vscode.TestTag(FAILED_TAG_ID);
 
@@ -77,18 +82,33 @@ export class Testing implements vscode.Disposable {
    *  last run shown (a sweep from a terminal, a failure folder removed), as
    *  a run of its own, so the view never shows stale results. */
   async reload(): Promise<void> {
+    if (!(await this.load()) || this.jobs > 0) return;
+    const now = signature(this.model);
+    const anything = this.model.some((c) => c.lastRun || c.properties.some((p) => p.outcome !== 'unknown'));
+    if (now !== this.shown && anything) {
+      const run = this.controller.createTestRun(new vscode.TestRunRequest(), 'Seedfall: results on disk', false);
+      // A config that does not parse shows its error on its item; typing
+      // one makes no run.
+      for (const c of this.model) if (!c.error) this.report(run, c);
+      run.end();
+    }
+    this.shown = now;
+  }
+
+  /** The model and the items from the daemon's state, reporting nothing.
+   *  False when a job of this view started or ended while it read: what it
+   *  read may be older than what that job's run has reported. */
+  private async load(force = false): Promise<boolean> {
+    const epoch = this.epoch;
     const [configs, properties, failures] = await Promise.all([
       this.d.fetch<ConfigInfo[]>('seedfall/configs'),
       this.d.fetch<PropertiesOfConfig[]>('seedfall/properties'),
       this.d.fetch<Failure[]>('seedfall/failures'),
     ]);
+    if (epoch !== this.epoch && !force) return false;
     this.model = buildModel(configs, properties, failures);
     this.sync();
-    if (signature(this.model) !== this.shown) {
-      const run = this.controller.createTestRun(new vscode.TestRunRequest(), 'Seedfall: results on disk', false);
-      for (const c of this.model) this.report(run, c);
-      run.end();
-    }
+    return true;
   }
 
   /** The shortest failing run of a test item (a property, or a config's
@@ -191,27 +211,35 @@ export class Testing implements vscode.Disposable {
       const [command, args] = job(c);
       const stop = token.onCancellationRequested(() => void this.d.command('seedfall.stop', { config: c.config }));
       const t0 = Date.now();
-      let answer: Answer | undefined;
+      this.jobs += 1;
+      this.epoch += 1;
       try {
-        answer = await this.d.command(command, args);
+        const answer = await this.d.command(command, args);
+        if (answer?.cancelled) {
+          run.appendOutput(crlf(`${path.basename(c.config)}: cancelled\n`));
+          const item = this.controller.items.get(c.id);
+          item?.children.forEach((child) => run.skipped(child));
+          if (item) run.skipped(item);
+          continue;
+        }
+        run.appendOutput(crlf(`${path.basename(c.config)}: ${summary(command, answer)}\n`));
+        await this.d.refreshTrees();
+        await this.load(true);
+        // This run reports what the job left, and the view counts it as
+        // shown before the job counts as ended: the daemon's notice of the
+        // same files then finds nothing new to report again.
+        this.shown = signature(this.model);
+        const fresh = this.model.find((m) => m.id === c.id);
+        if (fresh) this.report(run, fresh, Date.now() - t0);
       } catch (e) {
         const item = this.controller.items.get(c.id);
         if (item) run.errored(item, new vscode.TestMessage(e instanceof Error ? e.message : String(e)));
-        continue;
       } finally {
         stop.dispose();
+        this.jobs -= 1;
+        this.epoch += 1;
       }
-      if (answer?.cancelled) {
-        run.appendOutput(crlf(`${path.basename(c.config)}: cancelled\n`));
-        continue;
-      }
-      run.appendOutput(crlf(`${path.basename(c.config)}: ${summary(command, answer)}\n`));
-      await this.d.refreshTrees();
-      await this.reload();
-      const fresh = this.model.find((m) => m.id === c.id);
-      if (fresh) this.report(run, fresh, Date.now() - t0);
     }
-    this.shown = signature(this.model);
     run.end();
   }
 

@@ -47,7 +47,8 @@ export interface ConfigModel {
 /** A daemon command's answer (server/lsp/src/commands.rs). */
 export type Answer = { exit?: number; text?: string; cancelled?: boolean; result?: unknown };
 
-export const propertyId = (config: string, kind: string, message: string): string => `${config}\u0000${kind}\u0000${message}`;
+// VS Code reserves \0 in test ids (its own separator): a JSON triple instead.
+export const propertyId = (config: string, kind: string, message: string): string => JSON.stringify([config, kind, message]);
 
 /** Shortest failing run first, as the diagnostics pick it. */
 const shortestFirst = (a: Failure, b: Failure): number => a.time_ns - b.time_ns || a.seed - b.seed;

@@ -19,8 +19,12 @@ for i in zipfile.ZipFile(sys.argv[1]).infolist():
 `, vsix]).stdout.toString();
     const entries = Object.fromEntries(list.trim().split('\n').map((l) => l.split(' ')));
     expect(entries['extension/server/seedfall']).toBe('0o755');
-    for (const f of ['extension/dist/extension.js', 'extension/media/timeline.html', 'extension/package.json']) expect(entries).toHaveProperty([f]);
+    for (const f of ['extension/dist/extension.js', 'extension/media/timeline.html', 'extension/package.json', 'extension/schema/seedfall.schema.json']) expect(entries).toHaveProperty([f]);
     const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    // The config's schema, for every config name the daemon takes (state.rs's is_config_name).
+    const [validation] = manifest.contributes.jsonValidation;
+    expect(validation.url).toBe('./schema/seedfall.schema.json');
+    expect(validation.fileMatch).toEqual(['seedfall.json', 'seedfall.*.json', 'seedfall-*.json', 'seedfall_*.json', '!seedfall-findings.json']);
     expect(manifest.activationEvents).toContain('workspaceContains:**/seedfall*.json');
     // No duplicate registration of server commands: the palette's are ours (seedfall.ui.*).
     const ids: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command);

@@ -258,6 +258,8 @@ fn tree_digests(state: &State) -> BTreeMap<PathBuf, u64> {
             c.last_run.as_ref().map(|v| v.to_string()).hash(&mut h);
             serde_json::Value::Array(c.corpus.clone()).to_string().hash(&mut h);
             c.stale_corpus.hash(&mut h);
+            // The sources' properties: the Testing view lists them.
+            serde_json::Value::Array(c.catalog.clone()).to_string().hash(&mut h);
             (c.key().clone(), h.finish())
         })
         .collect()
