@@ -330,6 +330,17 @@ async function main() {
 
   await check('the "Replay seed 62 | Shrink | Inspect | Pin" lenses render on the property line', async () => {
     const lens = page.locator('.editor-instance .codelens-decoration', { hasText: 'Replay seed 62' }).first();
+    // VS Code 1.100 sometimes keeps an editor's lenses from before a
+    // refresh it was sent while the editor was busy (issue 35's note): the
+    // daemon answers them right, and a reopened editor shows them. Said in
+    // the output when it happens, so it is seen, not hidden.
+    if (!(await lens.waitFor({ timeout: 15000 }).then(() => true, () => false))) {
+      log('     main.go showed no lenses after 15 s: reopening it');
+      await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
+      await page.keyboard.press('Control+W');
+      await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().waitFor({ state: 'detached' });
+      await rows('Failures').filter({ hasText: 'seed 62' }).first().click();
+    }
     await lens.waitFor();
     const text = (await lens.textContent()).replace(/\s+/g, ' ').trim();
     if (!/Replay seed 62 \| Shrink \| Inspect \| Pin/.test(text)) throw new Error(`lens text: ${text}`);
