@@ -10,9 +10,9 @@
 import * as vscode from 'vscode';
 import * as path from 'path';
 import type { ConfigInfo, Failure, PropertiesOfConfig, TimelineEvent } from './lsp_ext';
-import type { Answer } from './testmodel';
+import { affects, Answer, buildModel, ConfigModel, PropertyModel, signature, summary, TestMessageModel } from './testmodel';
+
 export type { Answer } from './testmodel';
-import { affects, buildModel, ConfigModel, PropertyModel, signature, summary, TestMessageModel } from './testmodel';
 
 export interface TestingDeps {
   fetch<T>(method: string, params?: unknown): Promise<T>;
@@ -24,7 +24,6 @@ export interface TestingDeps {
   settings: { seeds(): string; exploreBudget(): string; continuousSeeds(): string };
   output: vscode.LogOutputChannel;
 }
-
 
 /** The tag of items that failed: the Replay profile applies to them only. */
 const FAILED_TAG_ID = 'seedfall.failed';
@@ -179,10 +178,11 @@ export class Testing implements vscode.Disposable {
     return this.model.filter((c) => ids.has(c.id));
   }
 
-  private *items(): Iterable<vscode.TestItem> {
+  /** The config items (the controller's collection is not an array). */
+  private items(): vscode.TestItem[] {
     const all: vscode.TestItem[] = [];
     this.controller.items.forEach((i) => void all.push(i));
-    yield* all;
+    return all;
   }
 
   private started(run: vscode.TestRun, c: ConfigModel): void {
