@@ -24,6 +24,8 @@ export interface ConfigInfo { config: string; name: string | null; error: string
 export interface Failure {
   config: string; seed: number; node: string; kind: string; message: string; details?: string | null;
   time_ns: number; folder: string; faults: string; source?: Source | null;
+  /** Seeds of the last sweep that failed with this finding (its folders keep only some). */
+  finding_seeds?: number | null;
 }
 export interface Round {
   round: number; runs: number; new_signals: string[]; signals: number; new_functions: number; functions: number;

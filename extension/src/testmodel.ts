@@ -61,7 +61,12 @@ function sameSource(a?: Source | null, b?: Source | null): boolean {
 export function failureText(fs: Failure[]): string {
   const f = fs[0];
   const details = f.details ? ` ${f.details}` : '';
-  const more = fs.length > 1 ? ` (and ${fs.length - 1} more failing seed${fs.length === 2 ? '' : 's'}: ${fs.slice(1, 6).map((x) => x.seed).join(', ')}${fs.length > 6 ? ', ...' : ''})` : '';
+  // As the diagnostic counts them: every seed of the last sweep that failed
+  // this way, though only some keep a folder.
+  const seeds = Math.max(fs.length, ...fs.map((x) => x.finding_seeds ?? 0));
+  const shown = fs.slice(1, 6).map((x) => x.seed);
+  const listed = shown.length ? `: ${shown.join(', ')}${seeds - 1 > shown.length ? ', ...' : ''}` : '';
+  const more = seeds > 1 ? ` (and ${seeds - 1} more failing seed${seeds === 2 ? '' : 's'}${listed})` : '';
   const ms = (f.time_ns / 1e6).toFixed(3);
   return [
     `${f.node}: ${f.message}${details}`,

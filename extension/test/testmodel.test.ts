@@ -79,6 +79,11 @@ describe('the Testing view model', () => {
     expect(signature(buildModel(configs, props, []))).not.toBe(a);
   });
 
+  it('counts every failing seed of the sweep, as the diagnostic does, though only some keep a folder', () => {
+    const kept = [failure(62, 1, { finding_seeds: 38 }), failure(17, 2, { finding_seeds: 38 }), failure(63, 3, { finding_seeds: 38 })];
+    expect(failureText(kept).split('\n')[1]).toBe('seed 62 at 0.000ms (and 37 more failing seeds: 17, 63, ...)');
+  });
+
   it('formats more than six failing seeds with an ellipsis', () => {
     const many = [1, 2, 3, 4, 5, 6, 7, 8].map((s) => failure(s, s));
     expect(failureText(many).split('\n')[1]).toBe('seed 1 at 0.000ms (and 7 more failing seeds: 2, 3, 4, 5, 6, ...)');

@@ -220,7 +220,7 @@ impl Backend {
             for f in &c.failures {
                 out.push(json!({
                     "config": c.path, "seed": f.seed, "node": f.node, "kind": f.kind, "message": f.message, "details": f.details,
-                    "time_ns": f.time_ns, "folder": f.folder, "faults": f.folder.join("faults.json"),
+                    "time_ns": f.time_ns, "folder": f.folder, "faults": f.folder.join("faults.json"), "finding_seeds": f.finding_seeds,
                     "source": f.source.as_ref().map(|(p, l)| json!({ "file": p, "line": l })),
                 }));
             }
