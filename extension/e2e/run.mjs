@@ -274,26 +274,28 @@ async function main() {
     const before = fs.readFileSync(mainGo, 'utf8');
     const lastRun = path.join(ws, '.seedfall/last-run/kvlog.json');
     const seedsRun = () => { try { return JSON.parse(fs.readFileSync(lastRun, 'utf8')).seeds; } catch { return undefined; } };
-    await palette('Testing: Focus on Test Explorer View');
     const config = testRow('kvlog');
-    await config.hover();
-    await config.locator('.action-label[aria-label*="Continuous Run"]').click();
-    await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
-    await goToLine(1);
-    await page.keyboard.press('End');
-    await page.keyboard.insertText(' ');
-    await page.keyboard.press('Control+S');
+    const toggleContinuous = async () => {
+      await config.hover();
+      await config.locator('.action-label[aria-label*="Continuous Run"]').click();
+    };
+    // An edit at the end of main.go's first line (a comment), saved.
+    const saveLine1 = async (edit) => {
+      await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
+      await goToLine(1);
+      await page.keyboard.press('End');
+      await edit();
+      await page.keyboard.press('Control+S');
+    };
+    await palette('Testing: Focus on Test Explorer View');
+    await toggleContinuous();
+    await saveLine1(() => page.keyboard.insertText(' '));
     for (const t0 = Date.now(); seedsRun() !== '1-20'; await new Promise((r) => setTimeout(r, 250))) {
       if (Date.now() - t0 > 120000) throw new Error(`no sweep of seeds 1-20 after the save; the last run swept ${seedsRun()}`);
     }
-    await config.hover();
-    await config.locator('.action-label[aria-label*="Continuous Run"]').click();
+    await toggleContinuous();
     // main.go as it was (saved again with continuous run off).
-    await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
-    await goToLine(1);
-    await page.keyboard.press('End');
-    await page.keyboard.press('Backspace');
-    await page.keyboard.press('Control+S');
+    await saveLine1(() => page.keyboard.press('Backspace'));
     await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached' });
     if (fs.readFileSync(mainGo, 'utf8') !== before) throw new Error('main.go is not as it was');
     await page.locator('.activitybar .action-item a[aria-label^="Seedfall"]').click();
