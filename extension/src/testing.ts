@@ -10,7 +10,7 @@
 import * as vscode from 'vscode';
 import * as path from 'path';
 import type { ConfigInfo, Failure, PropertiesOfConfig, TimelineEvent } from './lsp_ext';
-import { affects, Answer, buildModel, ConfigModel, PropertyModel, signature, summary, TestMessageModel } from './testmodel';
+import { affects, Answer, buildModel, ConfigModel, PropertyModel, shortestFirst, signature, summary, TestMessageModel } from './testmodel';
 
 export type { Answer } from './testmodel';
 
@@ -116,7 +116,7 @@ export class Testing implements vscode.Disposable {
     if (!item) return undefined;
     const c = this.model.find((m) => m.id === (item.parent?.id ?? item.id));
     const props = item.parent ? c?.properties.filter((p) => p.id === item.id) : c?.properties;
-    return (props ?? []).flatMap((p) => p.failures).sort((a, b) => a.time_ns - b.time_ns || a.seed - b.seed)[0];
+    return (props ?? []).flatMap((p) => p.failures).sort(shortestFirst)[0];
   }
 
   /** Test items for the model: one per config, one per property. */
@@ -173,7 +173,7 @@ export class Testing implements vscode.Disposable {
   /** The configs a request names (a property stands for its config). */
   private configsOf(request: vscode.TestRunRequest): ConfigModel[] {
     const ids = new Set<string>();
-    for (const i of request.include ?? [...this.items()]) ids.add(i.parent?.id ?? i.id);
+    for (const i of request.include ?? this.items()) ids.add(i.parent?.id ?? i.id);
     for (const e of request.exclude ?? []) if (!e.parent) ids.delete(e.id);
     return this.model.filter((c) => ids.has(c.id));
   }
@@ -257,7 +257,7 @@ export class Testing implements vscode.Disposable {
   private async replay(request: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
     const run = this.controller.createTestRun(request, 'Seedfall replay');
     const targets = new Map<string, { item: vscode.TestItem; failure: Failure }>();
-    for (const i of request.include ?? [...this.items()]) {
+    for (const i of request.include ?? this.items()) {
       const f = this.failureOf(i);
       if (f) targets.set(`${f.config}\u0000${f.seed}`, { item: i, failure: f });
     }
@@ -303,7 +303,7 @@ export class Testing implements vscode.Disposable {
       running = true;
       try {
         const ids = new Set(configs.map((c) => c.id));
-        const include = [...this.items()].filter((i) => ids.has(i.id));
+        const include = this.items().filter((i) => ids.has(i.id));
         await this.each(new vscode.TestRunRequest(include, undefined, request.profile), token, 'Seedfall continuous sweep', (c) => ['seedfall.run', { config: c.config, seeds: this.d.settings.continuousSeeds() }]);
       } finally {
         running = false;

@@ -51,7 +51,7 @@ export type Answer = { exit?: number; text?: string; cancelled?: boolean; result
 export const propertyId = (config: string, kind: string, message: string): string => JSON.stringify([config, kind, message]);
 
 /** Shortest failing run first, as the diagnostics pick it. */
-const shortestFirst = (a: Failure, b: Failure): number => a.time_ns - b.time_ns || a.seed - b.seed;
+export const shortestFirst = (a: Failure, b: Failure): number => a.time_ns - b.time_ns || a.seed - b.seed;
 
 function sameSource(a?: Source | null, b?: Source | null): boolean {
   return !!a && !!b && a.line === b.line && (a.file === b.file || a.file.endsWith('/' + b.file) || b.file.endsWith('/' + a.file));

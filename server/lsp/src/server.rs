@@ -240,16 +240,7 @@ impl Backend {
                             p["source"]["file"] = json!(c.resolve(f));
                         }
                     }
-                    // What the sources hold before any run, at their lines.
-                    let catalog: Vec<Value> = c
-                        .catalog
-                        .iter()
-                        .map(|e| {
-                            let (file, line) = e["location"].as_str().and_then(|l| l.rsplit_once(':')).map(|(f, l)| (f, l.parse::<u64>().unwrap_or(1))).unwrap_or(("", 1));
-                            json!({ "node": e["node"], "kind": e["kind"], "message": e["message"], "source": { "file": c.resolve(file), "line": line } })
-                        })
-                        .collect();
-                    json!({ "config": c.path, "last_run": last, "catalog": catalog })
+                    json!({ "config": c.path, "last_run": last, "catalog": c.catalog })
                 })
                 .collect(),
         ))

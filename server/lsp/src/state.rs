@@ -137,14 +137,18 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
     out
 }
 
-/// The properties found in the sources of the config's Go nodes, with
-/// locations relative to the config's folder, in source order.
+/// The properties found in the sources of the config's Go nodes, each with
+/// its source (file absolute, line 1-based).
 fn source_catalog(config: &Config) -> Vec<Value> {
     let mut out = Vec::new();
     for n in &config.nodes {
         if let seedfall_sim::config::WasmSource::Go { dir, package, .. } = &n.source {
             let c = seedfall_search::catalog::from_go_sources(&n.name, dir, package, config.dir());
-            out.extend(c.entries.iter().map(|e| serde_json::json!({ "node": e.node, "kind": e.kind, "message": e.message, "location": e.location })));
+            // `file:line` relative to the config's folder, as a source a client opens.
+            out.extend(c.entries.iter().map(|e| {
+                let (file, line) = e.location.rsplit_once(':').map(|(f, l)| (f, l.parse::<u64>().unwrap_or(1))).unwrap_or((e.location.as_str(), 1));
+                serde_json::json!({ "node": e.node, "kind": e.kind, "message": e.message, "source": { "file": config.dir().join(file), "line": line } })
+            }));
         }
     }
     out
