@@ -1,10 +1,12 @@
 //! `seedfall inspect`: the timeline of one run, filterable by node and by
 //! event kind, ending at the failure. `-json` prints the same events as JSON
-//! lines for tools (the daemon and the editor use it).
+//! lines for tools (the daemon and the editor use it). `-at` and `-at-event`
+//! stand at one moment of the run instead (`crate::moment`).
 use crate::output;
 use clap::Args;
 use seedfall_sim::trace::{EventKind, TraceEvent};
-use seedfall_sim::{run, RunOptions, VTime};
+use seedfall_sim::moment::{At, MomentPause};
+use seedfall_sim::{run_paused, RunOptions, VTime};
 
 #[derive(Args)]
 pub struct InspectArgs {
@@ -25,6 +27,16 @@ pub struct InspectArgs {
     /// JSON lines instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Stand at one moment: the first step at or after this virtual time
+    /// (`1.5s`, `250ms`). Prints every node instance there: its status, the
+    /// files and sockets it holds, its disk with what is durable and what
+    /// only cached, and the links cut.
+    #[arg(long, value_name = "TIME", conflicts_with = "at_event")]
+    pub at: Option<String>,
+    /// Stand right after trace event number N (from 0, as `-json` lists the
+    /// events, before any filter).
+    #[arg(long, value_name = "N")]
+    pub at_event: Option<usize>,
 }
 
 pub const KINDS: &[&str] = &["output", "property", "fault", "crash", "restart", "start", "exit", "fsync", "disk", "failure", "setup", "branch", "net", "other"];
@@ -63,7 +75,7 @@ pub fn kind_of(e: &EventKind) -> &'static str {
     }
 }
 
-fn node_matches(filter: &[String], node: Option<&str>) -> bool {
+pub fn node_matches(filter: &[String], node: Option<&str>) -> bool {
     let Some(node) = node else { return filter.is_empty() };
     filter.is_empty() || filter.iter().any(|f| node == f || node.split('#').next() == Some(f.as_str()))
 }
@@ -88,7 +100,24 @@ pub fn main(a: InspectArgs) -> i32 {
             return 2;
         }
     }
-    let outcome = run(&project.program, &schedule, &RunOptions { disk_trees: a.tree, ..RunOptions::default() });
+    let at = match (&a.at, a.at_event) {
+        (Some(t), _) => match seedfall_sim::vtime::parse_duration(t) {
+            Some(t) => Some(At::TimeNs(t.nanos())),
+            None => {
+                eprintln!("seedfall: -at: expected a virtual time such as 1.5s or 250ms, found {t:?}");
+                return 2;
+            }
+        },
+        (None, Some(i)) => Some(At::Event(i)),
+        (None, None) => None,
+    };
+    let options = RunOptions { disk_trees: a.tree, handles: at.is_some(), ..RunOptions::default() };
+    let mut pause = at.map(MomentPause::new);
+    let outcome = run_paused(&project.program, &schedule, &options, pause.as_mut().map(|p| p as &mut dyn seedfall_sim::snapshot::Pause));
+    if let Some(moment) = pause.and_then(|p| p.moment) {
+        let config = a.run.config.display().to_string();
+        return crate::moment::print(&config, &schedule, &outcome, &moment, &nodes, a.json);
+    }
     let keep = |e: &&TraceEvent| node_matches(&nodes, e.node.as_deref()) && (kinds.is_empty() || kinds.iter().any(|k| is_kind(k, &e.kind)));
     let events: Vec<&TraceEvent> = outcome.trace.iter().filter(keep).collect();
     let trees: Vec<&seedfall_sim::outcome::DiskTree> = outcome.disk_trees.iter().filter(|t| node_matches(&nodes, Some(&t.node))).collect();

@@ -18,6 +18,7 @@ mod load;
 mod merge;
 mod merge_explore;
 mod merge_mutate;
+mod moment;
 mod mutate;
 mod pin;
 mod guest_profile;

@@ -42,6 +42,7 @@ pub mod hash;
 pub mod limits;
 mod locks;
 pub mod memory;
+pub mod moment;
 pub mod net;
 mod node;
 pub mod outcome;

@@ -22,6 +22,9 @@ pub struct RunOptions {
     pub model: Option<crate::disk::FsModel>,
     /// Keep each disk's tree after every crash and at the end (`inspect -tree`).
     pub disk_trees: bool,
+    /// Mirror each instance's descriptors into the world after every host
+    /// call, so a pause can report them (`moment::MomentPause`).
+    pub handles: bool,
     /// Collect every tree a crash could leave on each disk, at every moment
     /// one could land (`seedfall crash-states`; costly: a run crashes each
     /// disk's copy once per choice of kept sectors, at every disk call).
@@ -162,6 +165,7 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
     world.net = crate::net::Net::new(config.net.clone(), instances.iter().map(|(_, n)| n.clone()).collect());
     setup_disks_and_faults(&mut world, program, schedule, options);
     world.keep_disk_trees = options.disk_trees;
+    world.keep_handles = options.handles;
     if options.crash_states {
         world.crash_states = Some(vec![crate::disk::CrashStates::default(); instances.len()]);
         for i in 0..instances.len() {

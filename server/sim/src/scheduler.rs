@@ -63,7 +63,9 @@ impl Scheduler {
     fn launch(&mut self, idx: usize) {
         let l = &self.launches[idx];
         let (budget, meter, name) = {
-            let w = self.world.lock().unwrap();
+            let mut w = self.world.lock().unwrap();
+            // A new instance starts with no descriptor of the last one's.
+            w.nodes[idx].handles.clear();
             (w.limits.watchdog_instructions, w.meter.clone(), w.nodes[idx].name.clone())
         };
         let local = NodeLocal::new(idx, &name, &l.args, &l.env, l.memory_bytes_max, budget, meter);
@@ -161,10 +163,18 @@ impl Scheduler {
         }
     }
 
-    /// Runs steps until the run ends.
     /// Runs steps until the run ends. Between steps, where branches due
-    /// apply, `pause` may stop the run a while (a snapshot).
+    /// apply, `pause` may stop the run a while (a snapshot); it sees the
+    /// world once more as the run ends, before any instance is dropped.
     pub fn drive(&mut self, duration: VTime, mut pause: Option<&mut dyn crate::snapshot::Pause>) -> (EndReason, Option<Failure>) {
+        let end = self.steps(duration, pause.as_deref_mut());
+        if let Some(p) = pause {
+            p.ended(&mut self.world.lock().unwrap());
+        }
+        end
+    }
+
+    fn steps(&mut self, duration: VTime, mut pause: Option<&mut (dyn crate::snapshot::Pause + '_)>) -> (EndReason, Option<Failure>) {
         let mut cx = Context::from_waker(Waker::noop());
         let mut runnable: Vec<usize> = Vec::with_capacity(self.futures.len());
         loop {
@@ -186,6 +196,9 @@ impl Scheduler {
             };
             if !drops.is_empty() || !restarts.is_empty() {
                 self.drop_and_restart(drops, restarts);
+            }
+            if let Some(p) = pause.as_deref_mut() {
+                p.looked(&mut self.world.lock().unwrap());
             }
             let pick = {
                 let mut w = self.world.lock().unwrap();

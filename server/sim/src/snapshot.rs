@@ -29,6 +29,12 @@ pub trait Pause {
     /// The run stopped: `w` is the whole world. Must make `due` false, or
     /// true for a later moment only.
     fn reached(&mut self, w: &mut World);
+    /// Due events fired and crashed instances restarted; the next step is
+    /// not picked yet. A finer point than `due` for a pause that only looks
+    /// (a snapshot forks at `due` only: branches due are applied by now).
+    fn looked(&mut self, _w: &mut World) {}
+    /// The run ended (after its last step, before its instances go).
+    fn ended(&mut self, _w: &mut World) {}
 }
 
 /// The latest time `T` such that a run of `base` stopped at its first loop

@@ -30,7 +30,8 @@
 //! system's rules, `crash` what a power loss keeps and `crash_states` every
 //! tree it could leave, `media` the medium's faults, `image` the durable
 //! image as a difference, `seed` what exists at t=0 and the tree (with its
-//! one-line key). This file holds the `Disk` and its running totals.
+//! one-line key), `moment` the cache beside the medium at one moment (for
+//! a person reading a run). This file holds the `Disk` and its running totals.
 mod crash;
 mod crash_states;
 mod data;
@@ -38,6 +39,7 @@ mod durability;
 mod image;
 mod media;
 mod model;
+mod moment;
 mod names;
 mod sectors;
 mod seed;
@@ -61,6 +63,7 @@ fn walk(seed: u64) -> impl FnMut(u64) -> u64 {
 pub use crash::{CrashReport, Loss, LOSSES_MAX};
 pub use crash_states::{CrashStates, CrashTree, TREES_MAX as CRASH_TREES_MAX};
 pub use model::{FsModel, Mutation};
+pub use moment::{MomentEntry, MOMENT_ENTRIES_MAX};
 pub use data::{FileState, SIZES_SINCE_MAX};
 pub use names::{Ino, Inode, Kind, ROOT, UNLINKED};
 pub use seed::{tree_key, TreeEntry};

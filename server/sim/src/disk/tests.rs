@@ -519,3 +519,36 @@ fn a_preallocated_segment_through_crashes() {
         }
     }
 }
+
+#[test]
+fn a_moment_tells_durable_dirty_new_replaced_and_deleted_apart() {
+    let mut d = posix();
+    let state = |d: &Disk, path: &str| d.moment().0.into_iter().find(|e| e.path == path).map(|e| (e.state, e.size, e.durable_size));
+    let kept = d.create_file(ROOT, "kept", T).unwrap();
+    d.write_at(kept, 0, b"safe", T).unwrap();
+    d.sync(kept, false, T).unwrap();
+    let old = d.create_file(ROOT, "target", T).unwrap();
+    d.write_at(old, 0, b"old!", T).unwrap();
+    d.sync(old, false, T).unwrap();
+    let gone = d.create_file(ROOT, "gone", T).unwrap();
+    d.sync(gone, false, T).unwrap();
+    d.sync(ROOT, false, T).unwrap();
+    assert_eq!(state(&d, "/kept"), Some(("durable", Some(4), Some(4))));
+    // Bytes appended and not synced: the name is safe, the tail is not.
+    d.write_at(kept, 4, b" and not", T).unwrap();
+    assert_eq!(state(&d, "/kept"), Some(("dirty", Some(12), Some(4))));
+    // A new file renamed over a durable one: a crash brings the old back.
+    let new = d.create_file(ROOT, "tmp", T).unwrap();
+    d.write_at(new, 0, b"new file", T).unwrap();
+    assert_eq!(state(&d, "/tmp"), Some(("new", Some(8), None)));
+    d.rename(ROOT, "tmp", ROOT, "target", T).unwrap();
+    assert_eq!(state(&d, "/target"), Some(("replaced", Some(8), Some(4))));
+    assert_eq!(state(&d, "/tmp"), None);
+    // Unlinked, not yet durably: listed as gone from the cache.
+    d.unlink(ROOT, "gone", T).unwrap();
+    assert_eq!(state(&d, "/gone"), Some(("deleted", None, Some(0))));
+    // After a crash, everything listed is durable again.
+    d.crash(false, |n| n - 1);
+    assert!(d.moment().0.iter().all(|e| e.state == "durable"), "{:?}", d.moment().0);
+    assert_eq!(state(&d, "/target"), Some(("durable", Some(4), Some(4))));
+}

@@ -21,7 +21,8 @@
 //! and listening: the port table), [`socket`] (a socket's record: state,
 //! addresses, pipe), [`tcp`] (its connection state machine: handshake,
 //! shutdown, close, crash) and [`pipe`] (the segments a socket sends, their
-//! delivery and reading). This file holds the `Net` every part works on and
+//! delivery and reading), [`view`] (what a moment's report shows of it).
+//! This file holds the `Net` every part works on and
 //! the events and effects it trades with the world.
 use crate::config::NetConfig;
 use crate::errno::{self, Errno};
@@ -37,6 +38,7 @@ mod socket;
 mod tcp;
 #[cfg(test)]
 mod tests;
+mod view;
 
 pub use addr::{host_alias, node_ip, Addr, AF_INET, AF_INET6, ANY_IP, LOOPBACK_IP, SOCK_DGRAM, SOCK_STREAM};
 pub use links::LOOPBACK_NS;
@@ -44,6 +46,7 @@ pub use pipe::{SEGMENT_BYTES, WINDOW_BYTES};
 pub use ports::{BACKLOG_MAX, EPHEMERAL_FIRST};
 pub use socket::SOCKETS_MAX;
 pub use tcp::SYN_RETRY_FIRST_NS;
+pub use view::SocketView;
 use socket::Sock;
 
 pub type SockId = u64;

@@ -136,6 +136,23 @@ impl FdTable {
         self.fds.values().any(|f| matches!(f, Fd::File(o) if o.ino == ino) || matches!(f, Fd::Dir(d) if d.ino == ino))
     }
 
+    /// What a moment's report shows of each descriptor (stdio and the
+    /// preopen left out: every instance has them).
+    pub fn handles(&self) -> Vec<crate::moment::Handle> {
+        use crate::moment::Handle;
+        let mut out = Vec::with_capacity(self.fds.len().saturating_sub(4));
+        for (&fd, f) in &self.fds {
+            let h = match f {
+                Fd::File(o) => Handle { fd, ino: Some(o.ino), offset: o.offset, mode: if o.writable { if o.readable { "rw" } else { "w" } } else { "r" }, socket: None },
+                Fd::Dir(d) if d.preopen.is_none() => Handle { fd, ino: Some(d.ino), offset: 0, mode: "dir", socket: None },
+                Fd::Socket(s) => Handle { fd, ino: None, offset: 0, mode: "socket", socket: Some(s.id) },
+                _ => continue,
+            };
+            out.push(h);
+        }
+        out
+    }
+
     pub fn close(&mut self, fd: u32) -> Result<Fd, Errno> {
         self.fds.remove(&fd).ok_or(errno::BADF)
     }

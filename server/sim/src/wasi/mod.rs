@@ -94,6 +94,9 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
         if world.nodes[local.idx].status == crate::world::Status::Crashed {
             local.crashed = true;
         }
+        if world.keep_handles {
+            world.nodes[local.idx].handles = local.fds.handles();
+        }
         if let Some(t) = started {
             world.host_ns += t.elapsed().as_nanos() as u64;
         }

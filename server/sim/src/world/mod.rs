@@ -74,6 +74,10 @@ pub struct NodeState {
     /// Host calls this node made that seedfall does not provide (for the
     /// hint of a failure; the first `MISSING_DIRS_MAX`).
     pub unsupported: Vec<String>,
+    /// The instance's descriptors as of its last host call, kept only when
+    /// a run is asked for a moment (`World::keep_handles`): the table itself
+    /// lives in the instance's store, out of the scheduler's reach.
+    pub handles: Vec<crate::moment::Handle>,
     skew_id: u64,
 }
 
@@ -94,6 +98,7 @@ impl NodeState {
             wants_net: false,
             missing_dirs: Vec::new(),
             unsupported: Vec::new(),
+            handles: Vec::new(),
             skew_id: 0,
         }
     }
@@ -192,6 +197,9 @@ pub struct World {
     unsupported_seen: BTreeSet<String>,
     /// Keep every disk's tree after each crash (`RunOptions::disk_trees`).
     pub keep_disk_trees: bool,
+    /// Mirror every instance's descriptors into `NodeState::handles` after
+    /// each host call (`RunOptions::handles`, for a moment's report).
+    pub keep_handles: bool,
     pub disk_trees: Vec<crate::outcome::DiskTree>,
     /// Per node instance, every tree a crash could have left so far
     /// (`RunOptions::crash_states`); `None` when not asked for.
@@ -244,6 +252,7 @@ impl World {
             buggify_sites: BTreeMap::new(),
             unsupported_seen: BTreeSet::new(),
             keep_disk_trees: false,
+            keep_handles: false,
             disk_trees: Vec::new(),
             crash_states: None,
             locks: crate::locks::Locks::default(),
