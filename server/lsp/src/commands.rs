@@ -32,7 +32,17 @@ pub fn answers_json(command: &str) -> bool {
 pub fn cli_args(command: &str, args: &Value, config: &Path) -> Result<Vec<String>, String> {
     let c = config.display().to_string();
     let mut v: Vec<String> = match command {
-        "seedfall.run" => vec!["run".into(), "-c".into(), c, "--seeds".into(), args["seeds"].as_str().unwrap_or("1-100").into(), "--json".into(), "--progress".into()],
+        "seedfall.run" => {
+            let mut v: Vec<String> = vec!["run".into(), "-c".into(), c, "--seeds".into(), args["seeds"].as_str().unwrap_or("1-100").into(), "--json".into(), "--progress".into()];
+            // Branching from a moment (the moment view): every seed shares
+            // `prefix_seed`'s run up to `from`.
+            match (args["from"].as_str(), args["prefix_seed"].as_u64()) {
+                (Some(from), Some(seed)) => v.extend(["--from".into(), from.into(), "--prefix-seed".into(), seed.to_string()]),
+                (None, None) => {}
+                _ => return Err("seedfall.run branches with both {\"from\": TIME, \"prefix_seed\": N}".into()),
+            }
+            v
+        }
         "seedfall.explore" => {
             let mut v: Vec<String> = vec!["explore".into(), "-c".into(), c, "--json".into(), "--events".into(), "--batch".into(), args["batch"].as_u64().unwrap_or(8).to_string()];
             // A wall-time budget (the Testing view's Explore) stands alone;
@@ -45,7 +55,16 @@ pub fn cli_args(command: &str, args: &Value, config: &Path) -> Result<Vec<String
             }
             v
         }
-        "seedfall.inspect" => vec!["inspect".into(), "-c".into(), c, "--json".into()],
+        "seedfall.inspect" => {
+            // `at_event` or `at`: one moment of the run, not its timeline.
+            let mut v: Vec<String> = vec!["inspect".into(), "-c".into(), c, "--json".into()];
+            if let Some(i) = args["at_event"].as_u64() {
+                v.extend(["--at-event".into(), i.to_string()]);
+            } else if let Some(t) = args["at"].as_str() {
+                v.extend(["--at".into(), t.into()]);
+            }
+            v
+        }
         "seedfall.replay" => vec!["replay".into(), "-c".into(), c],
         "seedfall.cause" => vec!["cause".into(), "-c".into(), c],
         "seedfall.shrink" => vec!["shrink".into(), "-c".into(), c],
@@ -103,6 +122,16 @@ mod tests {
         assert!(budget.windows(2).any(|w| w == ["--budget", "90s"]) && !budget.contains(&"--rounds".to_string()), "{budget:?}");
         let both = cli_args("seedfall.explore", &json!({ "budget": "90s", "rounds": 4 }), c).unwrap();
         assert!(both.windows(2).any(|w| w == ["--rounds", "4"]), "{both:?}");
+    }
+
+    #[test]
+    fn a_moment_and_a_branch_from_it_pass_their_flags() {
+        let c = Path::new("/w/seedfall.json");
+        let at = cli_args("seedfall.inspect", &json!({ "seed": 2, "at_event": 25 }), c).unwrap();
+        assert!(at.windows(2).any(|w| w == ["--at-event", "25"]), "{at:?}");
+        let branch = cli_args("seedfall.run", &json!({ "seeds": "1-8", "from": "71657393ns", "prefix_seed": 2 }), c).unwrap();
+        assert!(branch.windows(2).any(|w| w == ["--from", "71657393ns"]) && branch.windows(2).any(|w| w == ["--prefix-seed", "2"]), "{branch:?}");
+        assert!(cli_args("seedfall.run", &json!({ "from": "1s" }), c).unwrap_err().contains("prefix_seed"));
     }
 
     #[test]
