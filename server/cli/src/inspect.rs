@@ -116,7 +116,7 @@ pub fn main(a: InspectArgs) -> i32 {
     let outcome = run_paused(&project.program, &schedule, &options, pause.as_mut().map(|p| p as &mut dyn seedfall_sim::snapshot::Pause));
     if let Some(moment) = pause.and_then(|p| p.moment) {
         let config = a.run.config.display().to_string();
-        return crate::moment::print(&config, &schedule, &outcome, &moment, &nodes, a.json);
+        return crate::moment::print(&project, &config, &schedule, &outcome, &moment, &nodes, a.json);
     }
     let keep = |e: &&TraceEvent| node_matches(&nodes, e.node.as_deref()) && (kinds.is_empty() || kinds.iter().any(|k| is_kind(k, &e.kind)));
     let events: Vec<&TraceEvent> = outcome.trace.iter().filter(keep).collect();

@@ -15,23 +15,30 @@ use serde_json::json;
 pub const SPAN_EVENTS_MAX: usize = 200;
 
 /// How new runs branch from this moment: every stream re-keyed from its
-/// virtual time on, the past shared with this seed's run. Only a plain
-/// seed's run is a prefix `run -from` can share (a schedule's exact faults
-/// or branches are not drawn again by a sweep); else why not.
-fn branch(schedule: &Schedule, moment: &Moment) -> Result<(u64, String), &'static str> {
-    if schedule.faults.is_some() || !schedule.branches.is_empty() || schedule.prefix.is_some() {
-        return Err("this run follows a schedule file (exact faults or branches); branch from a plain seed's run (-seed N without -faults)");
-    }
+/// virtual time on, the past shared with this seed's run. `run -from`
+/// shares a plain seed's run, so a run from a schedule file branches only
+/// when it is that very run (a sweep's failure folder: the seed's own
+/// draw, the same trace); a shrunk or hand-written schedule does not.
+fn branch(project: &seedfall_search::Project, schedule: &Schedule, outcome: &Outcome, moment: &Moment) -> Result<(u64, String), &'static str> {
     if moment.end {
         return Err("the run had ended by then: there is nothing left to branch");
+    }
+    if !schedule.branches.is_empty() || schedule.prefix.is_some() {
+        return Err("this run has branches or a prefix (explore's): a sweep cannot share its past; branch from a plain seed's run");
+    }
+    if schedule.faults.is_some() {
+        let own = seedfall_sim::run(&project.program, &Schedule::seed(schedule.seed), &seedfall_sim::RunOptions::default());
+        if own.trace_hash != outcome.trace_hash {
+            return Err("this run follows a schedule file whose faults are not its seed's own draw (shrunk or written by hand): a sweep cannot share its past");
+        }
     }
     Ok((schedule.seed, format!("{}ns", moment.time_ns)))
 }
 
-pub fn print(config: &str, schedule: &Schedule, outcome: &Outcome, moment: &Moment, nodes: &[String], as_json: bool) -> i32 {
+pub fn print(project: &seedfall_search::Project, config: &str, schedule: &Schedule, outcome: &Outcome, moment: &Moment, nodes: &[String], as_json: bool) -> i32 {
     let span: Vec<&seedfall_sim::trace::TraceEvent> = outcome.trace.get(moment.events_from..moment.events_to).unwrap_or(&[]).iter().take(SPAN_EVENTS_MAX).collect();
     let shown: Vec<&seedfall_sim::moment::NodeMoment> = moment.nodes.iter().filter(|n| crate::inspect::node_matches(nodes, Some(&n.node))).collect();
-    let branch = branch(schedule, moment);
+    let branch = branch(project, schedule, outcome, moment);
     if as_json {
         let mut m = serde_json::to_value(moment).expect("a moment serializes");
         m["nodes"] = serde_json::to_value(&shown).expect("a moment serializes");

@@ -125,11 +125,17 @@ fn a_bad_moment_is_refused_with_what_was_expected() {
     assert!(bad.stderr.contains("-at: expected a virtual time such as 1.5s"), "{}", bad.stderr);
     let both = seedfall(&["inspect", "-c", KVLOG, "-seed", "2", "-at", "1s", "-at-event", "3"]);
     assert_eq!(both.code, 2, "{}", both.stderr);
-    // A schedule file's run is no prefix a sweep can share: no branch, and why.
+    // A sweep's failure folder is the seed's own run: it branches. A
+    // schedule with other faults (here: none at all) is not: no branch, and why.
     let evs = events(KVLOG, "2");
+    let mid = (evs.len() / 2).to_string();
+    let own = json(&seedfall(&["run", "-c", KVLOG, "-seeds", "2", "-json"]));
+    let folder = repo().join(own["failures"][0]["folder"].as_str().unwrap());
+    let m = moment(KVLOG, "2", &["-faults", folder.join("faults.json").to_str().unwrap(), "-at-event", &mid]);
+    assert_eq!(m["branch"]["prefix_seed"], 2, "{m}");
     let dir = scratch("moment-faults");
     let faults = dir.join("faults.json");
     std::fs::write(&faults, format!(r#"{{ "version": 1, "config": "{}", "seed": 2, "faults": [] }}"#, repo().join(KVLOG).display())).unwrap();
-    let m = moment(KVLOG, "2", &["-faults", faults.to_str().unwrap(), "-at-event", &(evs.len() / 2).to_string()]);
-    assert!(m["branch"].is_null() && m["branch_why_not"].as_str().unwrap().contains("plain seed"), "{m}");
+    let m = moment(KVLOG, "2", &["-faults", faults.to_str().unwrap(), "-at-event", &mid]);
+    assert!(m["branch"].is_null() && m["branch_why_not"].as_str().unwrap().contains("not its seed's own draw"), "{m}");
 }
