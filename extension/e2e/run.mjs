@@ -121,7 +121,7 @@ async function main() {
     'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'telemetry.telemetryLevel': 'off', 'security.workspace.trust.enabled': false,
     'extensions.autoUpdate': false, 'extensions.autoCheckUpdates': false, 'update.mode': 'none', 'workbench.enableExperiments': false,
     'editor.codeLens': true, 'editor.minimap.enabled': false, 'window.restoreWindows': 'none', 'workbench.colorTheme': 'Default Light Modern',
-    'files.autoSave': 'off', 'git.enabled': false, 'files.watcherExclude': { '**/.seedfall/cache/**': true },
+    'files.autoSave': 'off', 'git.enabled': false, 'seedfall.moment.branchSeeds': '1-7', 'files.watcherExclude': { '**/.seedfall/cache/**': true },
   }, null, 2));
   log(`installed ${path.basename(vsix)} into an isolated profile; workspace ${ws}`);
 
@@ -359,6 +359,7 @@ async function main() {
     await shot('editor-replay.png');
   });
 
+  let timelineFrame, momentFrame;
   await check('"Inspect" opens the timeline of the run', async () => {
     await page.locator('.tabs-container .tab', { hasText: 'main.go' }).first().click();
     await page.locator('.editor-instance .codelens-decoration a', { hasText: 'Inspect' }).first().click();
@@ -383,6 +384,45 @@ async function main() {
     await frame.locator('#chart .ev-failure').first().click();
     await frame.locator('#detail', { hasText: 'acknowledged writes survive crashes' }).waitFor();
     await shot('editor-timeline.png');
+    timelineFrame = frame;
+  });
+
+  await check('"Open at this moment" on the crash shows the crashed node\'s disk; Back steps to the moment before it', async () => {
+    if (!timelineFrame) throw new Error('no timeline to start from (the check before failed)');
+    await timelineFrame.locator('#chart .ev-crash').last().click();
+    await timelineFrame.locator('#at:not([disabled])').click();
+    await page.locator('.tabs-container .tab', { hasText: 'Seedfall moment: seed 62' }).first().waitFor();
+    // The kv node's section in the moment's frame: its status and its log's state.
+    const kvState = async () => {
+      for (const f of page.frames().filter((f) => f !== page.mainFrame())) {
+        const p = await f.evaluate(() => {
+          const kv = document.querySelector('section.node[data-node="kv"]');
+          if (!kv) return null;
+          const log = kv.querySelector('tr.entry[data-path="/data/kv.log"]');
+          return { frame: true, title: document.getElementById('title').textContent, status: kv.querySelector('.status').textContent, log: log?.getAttribute('data-state'), files: kv.querySelectorAll('table tr').length };
+        }).catch(() => null);
+        if (p) return { f, ...p };
+      }
+      return undefined;
+    };
+    const waitState = async (ok, what) => {
+      const deadline = Date.now() + STEP_MS;
+      let seen;
+      for (;;) {
+        seen = await kvState();
+        if (seen && ok(seen)) return seen;
+        if (Date.now() > deadline) throw new Error(`the moment view never showed ${what}; last seen: ${JSON.stringify(seen && { ...seen, f: undefined })}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    };
+    const after = await waitState((s) => s.status.startsWith('crashed') && s.log === 'durable', 'kv crashed with /data/kv.log durable');
+    await shot('editor-moment.png');
+    // The crash lands inside a write (faults.crash.during_disk_op), so the
+    // moment before it is the last event before that step: kv is up there.
+    const eventOf = (title) => Number(/after event (\d+)/.exec(title)?.[1]);
+    await after.f.locator('#back').click();
+    await waitState((s) => !s.status.startsWith('crashed') && eventOf(s.title) < eventOf(after.title), 'kv up, at an event before the crash');
+    momentFrame = after.f;
   });
 
   await check('"Explore" from the palette fills Corpus and Rounds', async () => {
@@ -407,6 +447,21 @@ async function main() {
     await page.locator('.editor-instance .squiggly-error').first().waitFor({ state: 'detached' });
     const left = await page.locator('.markers-panel .monaco-list-row', { hasText: 'acknowledged writes survive crashes' }).count();
     if (left !== 0) throw new Error(`${left} problems remain`);
+  });
+
+  // After the fix: the branch's seeds would otherwise leave failures of
+  // their own (a plain sweep does not clear a branched run's failure).
+  await check('"Branch from here" in the moment view sweeps seedfall.moment.branchSeeds from that moment', async () => {
+    if (!momentFrame) throw new Error('no moment view to branch from (a check before failed)');
+    const lastRun = path.join(ws, '.seedfall/last-run/kvlog.json');
+    fs.rmSync(lastRun, { force: true });
+    await momentFrame.locator('#branch:not([disabled])').click();
+    for (const t0 = Date.now(); ; await new Promise((r) => setTimeout(r, 250))) {
+      let seeds;
+      try { seeds = JSON.parse(fs.readFileSync(lastRun, 'utf8')).seeds; } catch { /* not written yet */ }
+      if (seeds === '1-7') break;
+      if (Date.now() - t0 > 120000) throw new Error(`Branch from here ran no sweep of seeds 1-7; the last run swept ${seeds}`);
+    }
   });
 
   // Last: lenses of an editor hidden while its config was invalid can stay

@@ -5,6 +5,7 @@
 // (results.ts), the same for a palette command as for a lens.
 import * as vscode from 'vscode';
 import type { Failure } from './lsp_ext';
+import { AT_THE_END } from './moment';
 
 export interface Deps {
   /** Executes a daemon command, e.g. ('seedfall.replay', {config, seed}), and shows its result. */
@@ -17,6 +18,8 @@ export interface Deps {
   settings: { seeds(): string; rounds(): number };
   /** The shortest failing run of a Testing view item (a failure message's actions). */
   failureOfTest?(test: unknown): Failure | undefined;
+  /** The moment view of a run at one event (moment.ts). */
+  openMoment?(target: { config: string; seed?: number; faults?: string }, atEvent: number): Promise<void>;
 }
 
 export type Target = { config?: string; seed?: number; faults?: string };
@@ -91,6 +94,12 @@ export function createCommands(d: Deps): Record<string, (...args: unknown[]) => 
     'seedfall.ui.pin': onTarget('seedfall.pin'),
     'seedfall.ui.inspect': onTarget('seedfall.inspect'),
     'seedfall.ui.timeline': onTarget('seedfall.inspect'),
+    // A failure's moment is the world as its run ended; the view steps back.
+    'seedfall.ui.moment': async (arg?: unknown) => {
+      const t = await pickRun(d, arg);
+      if (!t?.config || !d.openMoment) return;
+      await d.openMoment({ config: t.config, seed: t.seed, faults: t.faults }, AT_THE_END);
+    },
     'seedfall.ui.restartServer': async () => d.restart(),
     'seedfall.ui.refresh': async () => d.refresh(),
   };

@@ -11,6 +11,7 @@ import { notifications, requests, ConfigInfo, Failure, Status, TimelineEvent } f
 import { OutputDocuments, Presenter, runCommand } from './results';
 import { StatusBar } from './status';
 import { openTimeline } from './timeline';
+import { MomentDeps, MomentTarget, openMoment } from './moment';
 import { CorpusTree, FailuresTree, PropertiesTree, RoundsTree } from './trees';
 import { Answer, Testing } from './testing';
 
@@ -44,7 +45,7 @@ export class Ctx {
       fetch: (method, params) => this.request(method, params ?? {}),
       command: (command, args) => this.request<Answer | undefined>(ExecuteCommandRequest.method, { command, arguments: [args] }),
       refreshTrees: () => this.refreshViews(),
-      openTimeline: (title, events, focus) => void this.timeline(title, events, focus),
+      openTimeline: (title, events, focus, target) => void this.timeline(title, events, focus, target),
       settings: { seeds: config.sweepSeeds, exploreBudget: config.exploreBudget, continuousSeeds: config.continuousSeeds },
       output: this.output,
     });
@@ -67,7 +68,7 @@ export class Ctx {
     return {
       output: this.output,
       showDocument: (title, text) => this.documents.show(title, text),
-      openTimeline: (title, events) => void this.timeline(title, events),
+      openTimeline: (title, events, target) => void this.timeline(title, events, undefined, target),
       showFailures: () => void vscode.commands.executeCommand('seedfall.failures.focus'),
     };
   }
@@ -88,14 +89,30 @@ export class Ctx {
       restart: () => this.restart(),
       settings: { seeds: config.sweepSeeds, rounds: config.exploreRounds },
       failureOfTest: (test) => this.testing.failureOf(test as vscode.TestItem | undefined),
+      openMoment: (target, atEvent) => this.moment(target, atEvent),
     };
   }
 
-  async timeline(title: string, events: TimelineEvent[], focus?: 'failure'): Promise<void> {
+  async timeline(title: string, events: TimelineEvent[], focus?: 'failure', target?: MomentTarget): Promise<void> {
     const failures = await this.request<Failure[]>('seedfall/failures', {}).catch(() => [] as Failure[]);
     const sources = new Map<string, string>();
     for (const f of failures) if (f.source) sources.set(f.source.file.split('/').slice(-2).join('/'), f.source.file);
-    openTimeline(this.extension.extensionPath, title, events, sources, focus);
+    const onMoment = target ? (index: number) => void this.moment(target, index) : undefined;
+    openTimeline(this.extension.extensionPath, title, events, sources, focus, onMoment);
+  }
+
+  /** The moment view at event `atEvent` of a run. */
+  async moment(target: MomentTarget, atEvent: number): Promise<void> {
+    await openMoment(this.extension.extensionPath, this.momentDeps(), target, atEvent);
+  }
+
+  momentDeps(): MomentDeps {
+    return {
+      command: (command, args) => this.request<Answer | undefined>(ExecuteCommandRequest.method, { command, arguments: [args] }),
+      execute: (command, args) => this.run(command, args, () => this.request(ExecuteCommandRequest.method, { command, arguments: [args] })),
+      branchSeeds: config.branchSeeds,
+      output: this.output,
+    };
   }
 
   /** The custom views and the Testing view, from the daemon's state. */

@@ -5,12 +5,14 @@
 // error notification. Everything also goes to the output channel.
 import * as vscode from 'vscode';
 import type { TimelineEvent } from './lsp_ext';
+import type { MomentTarget } from './moment';
 
 export interface Presenter {
   output: vscode.LogOutputChannel;
   /** Shows text in a read-only document titled `title`. */
   showDocument(title: string, text: string): Promise<void>;
-  openTimeline(title: string, events: TimelineEvent[]): void;
+  /** `target`: the run, so the timeline can stand at its moments. */
+  openTimeline(title: string, events: TimelineEvent[], target?: MomentTarget): void;
   /** Reveals the Failures view. */
   showFailures(): void;
 }
@@ -69,7 +71,8 @@ function present(command: string, label: string, args: Record<string, unknown>, 
   if (command === 'seedfall.inspect') {
     const events = (Array.isArray(a.result) ? a.result : []) as TimelineEvent[];
     p.output.info(`${label}: ${events.length} events`);
-    p.openTimeline(subject(command, { seed: args.seed, faults: args.faults }) || 'run', events);
+    const target = typeof args.config === 'string' ? { config: args.config, seed: args.seed as number | undefined, faults: args.faults as string | undefined } : undefined;
+    p.openTimeline(subject(command, { seed: args.seed, faults: args.faults }) || 'run', events, target);
     return;
   }
   if (typeof a.text === 'string') {

@@ -20,7 +20,7 @@ export interface TestingDeps {
   command(command: string, args: Record<string, unknown>): Promise<Answer | undefined>;
   /** Refreshes the custom trees after a job. */
   refreshTrees(): Promise<void>;
-  openTimeline(title: string, events: TimelineEvent[], focus?: 'failure'): void;
+  openTimeline(title: string, events: TimelineEvent[], focus?: 'failure', target?: { config: string; seed?: number; faults?: string }): void;
   settings: { seeds(): string; exploreBudget(): string; continuousSeeds(): string };
   output: vscode.LogOutputChannel;
 }
@@ -278,7 +278,7 @@ export class Testing implements vscode.Disposable {
         else run.passed(item, Date.now() - t0);
         const inspected = await this.d.command('seedfall.inspect', { config: f.config, seed: f.seed, faults: f.faults });
         const events = (Array.isArray(inspected?.result) ? inspected.result : []) as TimelineEvent[];
-        this.d.openTimeline(`seed ${f.seed} (${path.basename(f.config)})`, events, 'failure');
+        this.d.openTimeline(`seed ${f.seed} (${path.basename(f.config)})`, events, 'failure', { config: f.config, seed: f.seed, faults: f.faults });
       } catch (e) {
         run.errored(item, new vscode.TestMessage(e instanceof Error ? e.message : String(e)));
       } finally {

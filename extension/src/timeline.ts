@@ -6,8 +6,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { TimelineEvent } from './lsp_ext';
 
-/** `focus: 'failure'` opens it with the failure's details shown. */
-export function openTimeline(extensionPath: string, title: string, events: TimelineEvent[], sources: Map<string, string>, focus?: 'failure'): vscode.WebviewPanel {
+/** `focus: 'failure'` opens it with the failure's details shown;
+ *  `onMoment` offers "Open at this moment" on the selected event. */
+export function openTimeline(extensionPath: string, title: string, events: TimelineEvent[], sources: Map<string, string>, focus?: 'failure', onMoment?: (index: number) => void): vscode.WebviewPanel {
   const panel = vscode.window.createWebviewPanel('seedfall.timeline', `Seedfall timeline: ${title}`, vscode.ViewColumn.Beside, { enableScripts: true, localResourceRoots: [] });
   const html = fs.readFileSync(path.join(extensionPath, 'media', 'timeline.html'), 'utf8');
   const nonce = Math.random().toString(36).slice(2);
@@ -15,8 +16,9 @@ export function openTimeline(extensionPath: string, title: string, events: Timel
   panel.webview.html = html
     .replace('<meta name="seedfall-csp">', `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
     .replace(/<script>/g, `<script nonce="${nonce}">`)
-    .replace('/*SEEDFALL_DATA*/null', JSON.stringify({ title, events, focus }).replace(/</g, '\\u003c'));
-  panel.webview.onDidReceiveMessage((m: { type: string; location?: string }) => {
+    .replace('/*SEEDFALL_DATA*/null', JSON.stringify({ title, events, focus, moments: !!onMoment }).replace(/</g, '\\u003c'));
+  panel.webview.onDidReceiveMessage((m: { type: string; location?: string; index?: number }) => {
+    if (m.type === 'moment' && typeof m.index === 'number' && onMoment) return onMoment(m.index);
     if (m.type !== 'open' || !m.location) return;
     const [file, line] = splitLocation(m.location, sources);
     if (file) void vscode.window.showTextDocument(vscode.Uri.file(file), { selection: new vscode.Range(line - 1, 0, line - 1, 0) });
