@@ -187,26 +187,7 @@ pub async fn run(inbox: Arc<Inbox>, state: Arc<State>, client: Client, caps: Cli
         let s = state.clone();
         let texts = batch.texts;
         let (paths, configs, rescan) = (batch.paths, batch.configs, batch.rescan);
-        let _ = tokio::task::spawn_blocking(move || {
-            let mut touched: BTreeSet<PathBuf> = configs;
-            for (config, text) in texts {
-                match text {
-                    Some(t) => s.open_texts.insert(config.clone(), t),
-                    None => s.open_texts.remove(&config).map(|(_, t)| t),
-                };
-                touched.insert(config);
-            }
-            let config_file_changed = paths.iter().any(|p| p.file_name().is_some_and(|n| crate::state::is_config_name(&n.to_string_lossy())));
-            if rescan || config_file_changed {
-                s.refresh_all();
-                return;
-            }
-            for p in &paths {
-                touched.extend(s.owner_of(p).into_iter().filter(|c| !busy.contains(c)));
-            }
-            touched.iter().for_each(|c| s.refresh_config(c));
-        })
-        .await;
+        let _ = tokio::task::spawn_blocking(move || reread(&s, Batch { texts, paths, configs, rescan }, &busy)).await;
         // New failure folders (none are news at start-up: they were there).
         if !first {
             let before = failures_before;
@@ -241,6 +222,43 @@ pub async fn run(inbox: Arc<Inbox>, state: Arc<State>, client: Client, caps: Cli
             let _ = d.send(());
         }
     }
+}
+
+/// What one batch brings to reread.
+struct Batch {
+    texts: BTreeMap<PathBuf, Option<String>>,
+    paths: BTreeSet<PathBuf>,
+    configs: BTreeSet<PathBuf>,
+    rescan: bool,
+}
+
+/// Rereads what a batch touches (blocking: it reads files). The changed
+/// paths go down to the state first, so that a config's sources are
+/// scanned again only when one of them changed (even while a job holds off
+/// that config's reread), not on every write under `.seedfall/`.
+fn reread(s: &State, batch: Batch, busy: &BTreeSet<PathBuf>) {
+    let Batch { texts, paths, configs, rescan } = batch;
+    let mut touched: BTreeSet<PathBuf> = configs;
+    for (config, text) in texts {
+        match text {
+            Some(t) => s.open_texts.insert(config.clone(), t),
+            None => s.open_texts.remove(&config).map(|(_, t)| t),
+        };
+        touched.insert(config);
+    }
+    if rescan {
+        s.note_all_changed();
+    }
+    s.note_changed(&paths);
+    let config_file_changed = paths.iter().any(|p| p.file_name().is_some_and(|n| crate::state::is_config_name(&n.to_string_lossy())));
+    if rescan || config_file_changed {
+        s.refresh_all();
+        return;
+    }
+    for p in &paths {
+        touched.extend(s.owner_of(p).into_iter().filter(|c| !busy.contains(c)));
+    }
+    touched.iter().for_each(|c| s.refresh_config(c));
 }
 
 /// A digest per config of what the trees show of it.
@@ -289,5 +307,101 @@ async fn publish_changes(client: &Client, published: &mut BTreeMap<PathBuf, Vec<
         } else {
             published.insert(f, new);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// A copy of examples/kvlog (its files only, not its `.seedfall/`).
+    fn kvlog_copy(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("seedfall-refresh-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kvlog");
+        for e in std::fs::read_dir(&example).unwrap().flatten().filter(|e| e.path().is_file()) {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+        dir
+    }
+
+    fn changed(paths: &[PathBuf]) -> Batch {
+        Batch { texts: BTreeMap::new(), paths: paths.iter().cloned().collect(), configs: BTreeSet::new(), rescan: false }
+    }
+
+    fn messages(s: &State, config: &Path) -> Vec<String> {
+        s.configs.get(config).unwrap().catalog.iter().map(|e| e["message"].as_str().unwrap().to_string()).collect()
+    }
+
+    /// A new property in a new file of the node's folder, written without
+    /// telling the daemon: only a rescan of the sources can find it.
+    fn add_property(dir: &Path, message: &str) -> PathBuf {
+        let file = dir.join("extra.go");
+        std::fs::write(&file, format!("package main\n\nimport \"seedfall.dev/sdk/sim\"\n\nfunc extra() {{ sim.Sometimes(true, \"{message}\", nil) }}\n")).unwrap();
+        file
+    }
+
+    #[test]
+    fn the_daemons_own_outputs_do_not_rescan_sources_and_a_go_edit_does() {
+        let dir = kvlog_copy("sources");
+        let config = dir.join("seedfall.json");
+        let s = State::default();
+        *s.roots.write().unwrap() = vec![dir.clone()];
+        reread(&s, Batch { rescan: true, ..changed(&[]) }, &BTreeSet::new());
+        assert!(messages(&s, &config).contains(&"acknowledged writes survive crashes".to_string()), "{:?}", messages(&s, &config));
+
+        // A sweep's output: the config is reread (its last run shows), its catalog kept.
+        let extra = add_property(&dir, "added later");
+        let last_run = seedfall_search::properties::last_run_path(s.configs.get(&config).unwrap().parsed.as_ref().unwrap());
+        std::fs::create_dir_all(last_run.parent().unwrap()).unwrap();
+        std::fs::write(&last_run, r#"{"properties": []}"#).unwrap();
+        reread(&s, changed(&[last_run.clone(), dir.join(".seedfall/failures/kvlog-seed-1-x-y/summary.json")]), &BTreeSet::new());
+        assert!(s.configs.get(&config).unwrap().last_run.is_some(), "the config was not reread");
+        assert!(!messages(&s, &config).contains(&"added later".to_string()), "a write under .seedfall/ rescanned the sources");
+
+        // The source edit itself: scanned.
+        reread(&s, changed(&[extra.clone()]), &BTreeSet::new());
+        assert!(messages(&s, &config).contains(&"added later".to_string()), "a .go edit did not rescan: {:?}", messages(&s, &config));
+
+        // An edit while a job runs on the config: its reread waits for the
+        // job's end, which must scan then, though the end names no path.
+        add_property(&dir, "added during a job");
+        let busy: BTreeSet<PathBuf> = [config.clone()].into();
+        reread(&s, changed(&[extra.clone()]), &busy);
+        assert!(!messages(&s, &config).contains(&"added during a job".to_string()), "a busy config was reread");
+        reread(&s, Batch { configs: busy.clone(), ..changed(&[]) }, &BTreeSet::new());
+        assert!(messages(&s, &config).contains(&"added during a job".to_string()), "the edit made during the job was lost");
+
+        // The config's own text (an editor buffer): scanned.
+        add_property(&dir, "added before a config edit");
+        let text = std::fs::read_to_string(&config).unwrap();
+        reread(&s, Batch { texts: [(config.clone(), Some(format!("{text} ")))].into(), ..changed(&[]) }, &BTreeSet::new());
+        assert!(messages(&s, &config).contains(&"added before a config edit".to_string()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Which files the catalog of a node hangs on.
+    #[test]
+    fn only_the_nodes_own_sources_count() {
+        let dir = kvlog_copy("depends");
+        let config = dir.join("seedfall.json");
+        let s = State::default();
+        *s.roots.write().unwrap() = vec![dir.clone()];
+        s.refresh_all();
+        for (path, counts) in [
+            ("main.go", true),
+            ("go.mod", true),
+            ("README.md", false),
+            (".seedfall/go-storage/x/y.go", false),
+            (".seedfall/last-run/kvlog.json", false),
+            ("sub/other.go", false),
+        ] {
+            s.note_changed(&[dir.join(path)]);
+            assert_eq!(s.sources_changed.contains(&config), counts, "{path}");
+            s.refresh_config(&config);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -59,6 +59,11 @@ pub struct State {
     pub rounds: DashMap<PathBuf, Vec<Value>>,
     /// Editor buffers that differ from disk (config files being typed).
     pub open_texts: DashMap<PathBuf, String>,
+    /// Configs whose Go sources changed since their catalog was scanned
+    /// (at most one entry per known config). Noted as changes arrive, even
+    /// for a config whose reread waits for its job to end, so that no
+    /// source edit is lost while every other reread reuses the catalog.
+    pub(crate) sources_changed: dashmap::DashSet<PathBuf>,
 }
 
 /// Files seedfall itself once wrote beside a config under a config-like
@@ -137,6 +142,14 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
     out
 }
 
+/// Whether a changed file is one the config's source catalog is read from.
+fn catalog_depends_on(config: &Config, changed: &Path) -> bool {
+    config.nodes.iter().any(|n| match &n.source {
+        seedfall_sim::config::WasmSource::Go { dir, package, .. } => seedfall_search::catalog::go_sources_depend_on(dir, package, changed),
+        _ => false,
+    })
+}
+
 /// The properties found in the sources of the config's Go nodes, each with
 /// its source (file absolute, line 1-based).
 fn source_catalog(config: &Config) -> Vec<Value> {
@@ -173,10 +186,44 @@ fn finding_counts(path: &Path) -> std::collections::HashMap<String, u64> {
 }
 
 impl State {
-    /// Reads one config and everything on disk about it.
+    /// Notes changed files: a config whose Go sources include one of them
+    /// scans its sources again at its next reread (`refresh_config`).
+    pub fn note_changed<'a>(&self, paths: impl IntoIterator<Item = &'a PathBuf>) {
+        let sources: Vec<&PathBuf> = paths.into_iter().filter(|p| p.extension().is_some_and(|x| x == "go") || p.ends_with("go.mod")).collect();
+        if sources.is_empty() {
+            return;
+        }
+        for c in self.configs.iter() {
+            if c.parsed.as_ref().is_ok_and(|config| sources.iter().any(|p| catalog_depends_on(config, p))) {
+                self.sources_changed.insert(c.key().clone());
+            }
+        }
+    }
+
+    /// Changes may have been missed (the watcher overflowed, or had not
+    /// started yet): every config scans its sources at its next reread.
+    pub fn note_all_changed(&self) {
+        for c in self.configs.iter() {
+            self.sources_changed.insert(c.key().clone());
+        }
+    }
+
+    /// The catalog of the config's sources: the previous one while neither
+    /// the config's text nor a source it is read from changed since (the
+    /// daemon's own outputs under `.seedfall/` reread a config often), else
+    /// a new scan.
+    fn catalog_for(&self, path: &Path, text: &str, parsed: &Result<Config, ConfigError>) -> Vec<Value> {
+        let sources_changed = self.sources_changed.remove(path).is_some();
+        let kept = self.configs.get(path).filter(|c| !sources_changed && c.text == text).map(|c| c.catalog.clone());
+        kept.unwrap_or_else(|| parsed.as_ref().map(source_catalog).unwrap_or_default())
+    }
+
+    /// Reads one config and everything on disk about it; its sources'
+    /// catalog only when `catalog_for` says it may have changed.
     pub fn refresh_config(&self, path: &Path) {
         if !path.is_file() {
             self.configs.remove(path);
+            self.sources_changed.remove(path);
             return;
         }
         let text = match self.open_texts.get(path) {
@@ -184,7 +231,7 @@ impl State {
             None => seedfall_sim::files::read_text(path, seedfall_sim::files::JSON_BYTES_MAX, "the config").unwrap_or_default(),
         };
         let parsed = Config::parse(path, &text);
-        let catalog = parsed.as_ref().map(source_catalog).unwrap_or_default();
+        let catalog = self.catalog_for(path, &text, &parsed);
         let (failures, last_run, corpus, stale) = match &parsed {
             Ok(config) => {
                 let last_run = seedfall_sim::files::read_text(&seedfall_search::properties::last_run_path(config), seedfall_sim::files::JSON_BYTES_MAX, "the last run").ok().and_then(|t| serde_json::from_str(&t).ok());
@@ -205,6 +252,7 @@ impl State {
         for k in known {
             if !found.contains(&k) {
                 self.configs.remove(&k);
+                self.sources_changed.remove(&k);
             }
         }
         for p in found {

@@ -132,10 +132,33 @@ pub fn from_go(node: &str, dir: &Path, package: &str, fingerprint: &str, cache: 
     Ok(catalog)
 }
 
-/// Bounds on what `from_go_sources` reads: the daemon calls it on every
-/// refresh of a config, so it must stay cheap on any folder.
+/// Bounds on what `from_go_sources` reads: the daemon calls it whenever a
+/// config or its sources change, so it must stay cheap on any folder.
 pub const SOURCE_FILES_MAX: usize = 256;
 pub const SOURCE_FILE_BYTES_MAX: u64 = 4 << 20;
+
+/// The folder `from_go_sources` reads: `dir` joined with a relative
+/// `package`, else `dir` itself (an import path names no folder here).
+pub fn go_sources_folder(dir: &Path, package: &str) -> PathBuf {
+    if package.starts_with("./") || package == "." {
+        dir.join(package)
+    } else {
+        dir.to_path_buf()
+    }
+}
+
+/// Whether a change to `file` can change what `from_go_sources` finds for
+/// a node, so that a caller keeping its catalog knows when to scan again:
+/// a `.go` file right in its folder (a `_test.go` one too: one spare scan
+/// is cheaper than a second copy of the filter), or a `go.mod` there or
+/// in `dir`. Paths compare lexically (`a/./b/..` is `a`).
+pub fn go_sources_depend_on(dir: &Path, package: &str, file: &Path) -> bool {
+    use seedfall_sim::config::normalize;
+    let Some(name) = file.file_name().map(|n| n.to_string_lossy()) else { return false };
+    let parent = normalize(file.parent().unwrap_or(Path::new("")));
+    let folder = normalize(&go_sources_folder(dir, package));
+    (name.ends_with(".go") && parent == folder) || (name == "go.mod" && (parent == folder || parent == normalize(dir)))
+}
 
 /// The properties in the non-test `.go` files of a Go node's own package
 /// folder (`dir` joined with a relative `package`), without running the
@@ -143,7 +166,7 @@ pub const SOURCE_FILE_BYTES_MAX: u64 = 4 << 20;
 /// relative to `base` (the config's folder). Properties in the packages it
 /// imports are not here; a run's catalog (`from_go`) has them.
 pub fn from_go_sources(node: &str, dir: &Path, package: &str, base: &Path) -> Catalog {
-    let folder = if package.starts_with("./") || package == "." { dir.join(package) } else { dir.to_path_buf() };
+    let folder = go_sources_folder(dir, package);
     let mut catalog = Catalog::default();
     let Ok(entries) = std::fs::read_dir(&folder) else { return catalog };
     let mut files: Vec<PathBuf> = entries
