@@ -160,12 +160,14 @@ fn refresh_lenses(client: &Client, flight: &Arc<Mutex<RefreshFlight>>) {
     });
 }
 
-/// Runs the loop until the daemon ends.
+/// Runs the loop until the daemon ends. `state` holds the scan that
+/// `initialize` made before answering: what was there then is no news, but
+/// what changed since is, even within the first batch (a sweep started
+/// right after `initialized` can end inside it).
 pub async fn run(inbox: Arc<Inbox>, state: Arc<State>, client: Client, caps: ClientCaps, lens_cache: LensCache) {
     let mut published: BTreeMap<PathBuf, Vec<Diagnostic>> = BTreeMap::new();
     let flight = Arc::new(Mutex::new(RefreshFlight::default()));
-    let mut first = true;
-    let mut shown: BTreeMap<PathBuf, u64> = BTreeMap::new();
+    let mut shown: BTreeMap<PathBuf, u64> = tree_digests(&state);
     loop {
         inbox.wake.notified().await;
         // Wait for a quiet moment, so a burst becomes one batch.
@@ -188,24 +190,21 @@ pub async fn run(inbox: Arc<Inbox>, state: Arc<State>, client: Client, caps: Cli
         let texts = batch.texts;
         let (paths, configs, rescan) = (batch.paths, batch.configs, batch.rescan);
         let _ = tokio::task::spawn_blocking(move || reread(&s, Batch { texts, paths, configs, rescan }, &busy)).await;
-        // New failure folders (none are news at start-up: they were there).
-        if !first {
-            let before = failures_before;
-            for c in state.configs.iter() {
-                for f in c.failures.iter().filter(|f| !before.contains(&f.folder)) {
-                    let v = json!({ "config": c.path, "seed": f.seed, "node": f.node, "message": f.message, "folder": f.folder,
-                        "source": f.source.as_ref().map(|(p, l)| json!({ "file": p, "line": l })) });
-                    client.send_notification::<FailureFound>(v).await;
-                }
+        // New failure folders (those of the start-up scan are in `before`).
+        let before = failures_before;
+        for c in state.configs.iter() {
+            for f in c.failures.iter().filter(|f| !before.contains(&f.folder)) {
+                let v = json!({ "config": c.path, "seed": f.seed, "node": f.node, "message": f.message, "folder": f.folder,
+                    "source": f.source.as_ref().map(|(p, l)| json!({ "file": p, "line": l })) });
+                client.send_notification::<FailureFound>(v).await;
             }
         }
         let now_shown = tree_digests(&state);
         let changed: Vec<&PathBuf> = now_shown.keys().chain(shown.keys()).filter(|c| shown.get(*c) != now_shown.get(*c)).collect::<BTreeSet<_>>().into_iter().collect();
-        if !first && !changed.is_empty() {
+        if !changed.is_empty() {
             client.send_notification::<Changed>(json!({ "configs": changed })).await;
         }
         shown = now_shown;
-        first = false;
         let s = state.clone();
         let Ok((now, lenses)) = tokio::task::spawn_blocking(move || (diagnostics::compute(&s), lenses::all(&s))).await else { continue };
         publish_changes(&client, &mut published, now).await;
