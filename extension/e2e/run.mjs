@@ -464,6 +464,33 @@ async function main() {
     }
   });
 
+  // After the fix: nothing fails, so the exploration runs to its budget
+  // (2m) unless the cancel stops it.
+  await check('Explore run from the Testing view, then cancelled, stops the daemon\'s exploration', async () => {
+    await palette('Testing: Focus on Test Explorer View');
+    const config = testRow('kvlog');
+    await config.click({ button: 'right' });
+    // The context menu by keys (its last entry), and the profile by name.
+    const using = page.locator('.context-view .action-item', { hasText: 'Execute Using Profile' }).first();
+    await using.waitFor();
+    await using.hover();
+    await page.keyboard.press('Enter');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill('Explore');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Explore' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    // The daemon's job shows in the status bar while it runs (a 2m budget).
+    const busy = page.locator('.statusbar-item .codicon-sync');
+    await busy.first().waitFor({ timeout: STEP_MS });
+    const t0 = Date.now();
+    // The Testing view's own stop button (the palette has no cancel command).
+    await page.locator('.action-label[aria-label^="Cancel Test Run"]').first().click();
+    await busy.first().waitFor({ state: 'detached', timeout: 30000 });
+    const stopped = Date.now() - t0;
+    log(`     the exploration stopped ${stopped} ms after the cancel (its budget was 2m)`);
+  });
+
   // Last: lenses of an editor hidden while its config was invalid can stay
   // stale in VS Code 1.100 until their file is reopened (see issue 35's note).
   await check('an unknown key typed into seedfall.json is underlined before it is saved, and node names complete in faults', async () => {
