@@ -146,23 +146,27 @@ fn read_failures(config: &Config) -> Vec<FailureView> {
 fn catalog_depends_on(config: &Config, changed: &Path) -> bool {
     config.nodes.iter().any(|n| match &n.source {
         seedfall_sim::config::WasmSource::Go { dir, package, .. } => seedfall_search::catalog::go_sources_depend_on(dir, package, changed),
-        _ => false,
+        seedfall_sim::config::WasmSource::Cargo { dir, .. } => seedfall_search::catalog::rust_sources_depend_on(dir, changed),
+        seedfall_sim::config::WasmSource::Path(_) => false,
     })
 }
 
-/// The properties found in the sources of the config's Go nodes, each with
-/// its source (file absolute, line 1-based).
+/// The properties found in the sources of the config's Go and Rust nodes,
+/// each with its source (file absolute, line 1-based).
 fn source_catalog(config: &Config) -> Vec<Value> {
     let mut out = Vec::new();
     for n in &config.nodes {
-        if let seedfall_sim::config::WasmSource::Go { dir, package, .. } = &n.source {
-            let c = seedfall_search::catalog::from_go_sources(&n.name, dir, package, config.dir());
-            // `file:line` relative to the config's folder, as a source a client opens.
-            out.extend(c.entries.iter().map(|e| {
-                let (file, line) = e.location.rsplit_once(':').map(|(f, l)| (f, l.parse::<u64>().unwrap_or(1))).unwrap_or((e.location.as_str(), 1));
-                serde_json::json!({ "node": e.node, "kind": e.kind, "message": e.message, "source": { "file": config.dir().join(file), "line": line } })
-            }));
-        }
+        let c = match &n.source {
+            seedfall_sim::config::WasmSource::Go { dir, package, .. } => seedfall_search::catalog::from_go_sources(&n.name, dir, package, config.dir()),
+            seedfall_sim::config::WasmSource::Cargo { dir, .. } => seedfall_search::catalog::from_rust_sources(&n.name, dir, config.dir()),
+            // A prebuilt module: its catalog is in it, known after a run.
+            seedfall_sim::config::WasmSource::Path(_) => continue,
+        };
+        // `file:line` relative to the config's folder, as a source a client opens.
+        out.extend(c.entries.iter().map(|e| {
+            let (file, line) = e.location.rsplit_once(':').map(|(f, l)| (f, l.parse::<u64>().unwrap_or(1))).unwrap_or((e.location.as_str(), 1));
+            serde_json::json!({ "node": e.node, "kind": e.kind, "message": e.message, "source": { "file": config.dir().join(file), "line": line } })
+        }));
     }
     out
 }

@@ -8,6 +8,8 @@
 //! main package depends on (from `go list -deps`), scanned for
 //! `sim.<Kind>(..., "literal", ...)` calls of our SDK and `assert.<Kind>(...)`
 //! calls of the Antithesis Go SDK. A non-literal message is a warning.
+//! Before a first build, an editor lists what the sources say: a Go node's
+//! own package (`from_go_sources`), a Rust node's crate (`from_rust_sources`).
 use crate::cache::{write_atomic, Cache};
 use seedfall_sim::props::{CatalogEntry, PropertyKind};
 use std::path::{Path, PathBuf};
@@ -221,9 +223,11 @@ enum Tok {
     Other,
 }
 
-/// A small Go tokenizer: identifiers, string literals (interpreted and raw),
-/// punctuation; comments and runes skipped. Returns tokens with line numbers.
-fn tokenize(src: &str) -> Vec<(Tok, usize)> {
+/// A small Go (or, with `rust`, Rust) tokenizer: identifiers, string
+/// literals (interpreted and raw), punctuation; comments, runes and chars
+/// skipped (Rust: lifetimes too, and no backquoted strings). Returns tokens
+/// with line numbers.
+fn tokenize(src: &str, rust: bool) -> Vec<(Tok, usize)> {
     let b: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
     let (mut i, mut line) = (0usize, 1usize);
@@ -267,7 +271,41 @@ fn tokenize(src: &str) -> Vec<(Tok, usize)> {
             }
             i += 1;
             out.push((Tok::Str(s), start_line));
-        } else if c == '`' {
+        } else if rust && c == 'r' && (b.get(i + 1) == Some(&'"') || (b.get(i + 1) == Some(&'#') && b.get(i + 2).is_some_and(|&c| c == '"' || c == '#'))) {
+            // A raw string: r"..." or r#"..."# (any number of #).
+            let start_line = line;
+            let mut hashes = 0;
+            i += 1;
+            while b.get(i) == Some(&'#') {
+                hashes += 1;
+                i += 1;
+            }
+            i += 1;
+            let mut s = String::new();
+            while i < b.len() && !(b[i] == '"' && (0..hashes).all(|k| b.get(i + 1 + k) == Some(&'#'))) {
+                if b[i] == '\n' {
+                    line += 1;
+                }
+                s.push(b[i]);
+                i += 1;
+            }
+            i += 1 + hashes;
+            out.push((Tok::Str(s), start_line));
+        } else if rust && c == '\'' {
+            // A char ('x', '\n') or a lifetime ('a): a lifetime has no closing quote.
+            if b.get(i + 1) == Some(&'\\') {
+                i += 2;
+                while i < b.len() && b[i] != '\'' && b[i] != '\n' {
+                    i += 1;
+                }
+                i += 1;
+            } else if b.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+            out.push((Tok::Other, line));
+        } else if !rust && c == '`' {
             let start_line = line;
             let mut s = String::new();
             i += 1;
@@ -345,7 +383,7 @@ fn call_shape(name: &str) -> Option<(PropertyKind, usize)> {
 
 /// Adds the property calls in one Go file to `catalog`.
 pub fn scan_go(src: &str, file: &str, node: &str, catalog: &mut Catalog) {
-    let toks = tokenize(src);
+    let toks = tokenize(src, false);
     let mut pkgs = import_names(&toks, SDK_GO_PACKAGE);
     pkgs.extend(import_names(&toks, ANTITHESIS_GO_PACKAGE));
     if pkgs.is_empty() {
@@ -377,6 +415,109 @@ pub fn scan_go(src: &str, file: &str, node: &str, catalog: &mut Catalog) {
         }
         i += 4;
     }
+}
+
+/// Which argument of a Rust property macro holds the message, and what
+/// kind it asserts: seedfall's SDK (`always!`, ...) and the Antithesis Rust
+/// SDK's (`assert_always!`, ...).
+fn rust_macro_shape(name: &str) -> Option<(PropertyKind, usize)> {
+    use PropertyKind::*;
+    let name = name.strip_prefix("assert_").unwrap_or(name);
+    Some(match name {
+        "always" | "always_some" => (Always, 1),
+        "always_or_unreachable" => (AlwaysOrUnreachable, 1),
+        "sometimes" | "sometimes_all" => (Sometimes, 1),
+        "reachable" => (Reachable, 0),
+        "unreachable" => (Unreachable, 0),
+        n if n.starts_with("always_greater") || n.starts_with("always_less") => (Always, 2),
+        n if n.starts_with("sometimes_greater") || n.starts_with("sometimes_less") => (Sometimes, 2),
+        _ => return None,
+    })
+}
+
+/// Adds the property macros in one Rust file to `catalog`. Only files that
+/// name `seedfall` or `antithesis_sdk` count: `always!` alone could be
+/// anyone's macro.
+pub fn scan_rust(src: &str, file: &str, node: &str, catalog: &mut Catalog) {
+    let toks = tokenize(src, true);
+    if !toks.iter().any(|(t, _)| matches!(t, Tok::Ident(n) if n == "seedfall" || n == "antithesis_sdk")) {
+        return;
+    }
+    let mut i = 0;
+    while i + 2 < toks.len() {
+        let (Tok::Ident(name), line) = &toks[i] else {
+            i += 1;
+            continue;
+        };
+        let (Tok::Punct('!'), Tok::Punct('(')) = (&toks[i + 1].0, &toks[i + 2].0) else {
+            i += 1;
+            continue;
+        };
+        // `assert_unreachable!` is seedfall's name for unreachable too.
+        let Some((kind, msg_idx)) = rust_macro_shape(name) else {
+            i += 1;
+            continue;
+        };
+        let args = split_args(&toks[i + 3..]);
+        match args.get(msg_idx).and_then(|arg| literal_string(arg)) {
+            Some(message) => catalog.entries.push(CatalogEntry { kind, message, location: format!("{file}:{line}"), node: node.to_string() }),
+            None => catalog.warnings.push(format!("{file}:{line}: the message of {name}! is not a string literal, so seedfall cannot check that it ran")),
+        }
+        i += 3;
+    }
+}
+
+/// Folders a Rust node's source walk does not enter: build output, VCS and
+/// editor state, seedfall's own outputs.
+fn skipped_rust_folder(name: &str) -> bool {
+    name == "target" || name.starts_with('.')
+}
+
+/// Whether a change to `file` can change what `from_rust_sources` finds for
+/// a Cargo node in `dir`: a `.rs` file under it, outside skipped folders.
+pub fn rust_sources_depend_on(dir: &Path, file: &Path) -> bool {
+    use seedfall_sim::config::normalize;
+    let (dir, file) = (normalize(dir), normalize(file));
+    file.extension().is_some_and(|x| x == "rs")
+        && file.strip_prefix(&dir).is_ok_and(|rel| rel.parent().is_none_or(|p| p.components().all(|c| !skipped_rust_folder(&c.as_os_str().to_string_lossy()))))
+}
+
+/// The properties in the `.rs` files under a Cargo node's `dir` (build
+/// output and hidden folders skipped; at most `SOURCE_FILES_MAX` files, in
+/// path order), without building: what an editor can list before the first
+/// run. A run's catalog is the module's custom section (`from_wasm`), which
+/// also holds the dependencies' properties. Locations are relative to `base`.
+pub fn from_rust_sources(node: &str, dir: &Path, base: &Path) -> Catalog {
+    let mut catalog = Catalog::default();
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    // Bounded twice: the files kept, and the folders looked into.
+    let mut looked = 0;
+    while let Some(folder) = folders.pop() {
+        looked += 1;
+        if looked > SOURCE_FILES_MAX * 4 {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let (path, name) = (e.path(), e.file_name().to_string_lossy().into_owned());
+            match e.file_type() {
+                Ok(t) if t.is_dir() && !skipped_rust_folder(&name) => folders.push(path),
+                Ok(t) if t.is_file() && name.ends_with(".rs") => files.push(path),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    for file in files.into_iter().take(SOURCE_FILES_MAX) {
+        let Ok(text) = seedfall_sim::files::read_text(&file, SOURCE_FILE_BYTES_MAX, "a Rust source") else { continue };
+        scan_rust(&text, &crate::paths::relative(base, &file).display().to_string(), node, &mut catalog);
+    }
+    catalog.entries.sort();
+    catalog.entries.dedup();
+    catalog
 }
 
 /// The top-level arguments of a call whose tokens start after `(`.
@@ -453,6 +594,66 @@ func f(x int) {
         );
         assert_eq!(c.warnings.len(), 1);
         assert!(c.warnings[0].starts_with("main.go:12: the message of s.Unreachable is not a string literal"), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn finds_rust_macros_with_literal_messages() {
+        let src = r##"use seedfall::{always, sometimes};
+use antithesis_sdk::prelude::*;
+fn f<'a>(x: &'a str, n: u64) {
+    let c = 'x';
+    always!(n < 10, "n stays small", { "n" => n });
+    seedfall::sometimes!(n == 3, r#"three "quoted""#);
+    seedfall::always_less_than!(n, 100, "bounded queue");
+    seedfall::reachable!("got here");
+    seedfall::assert_unreachable!("never here");
+    assert_always!(n > 0, "antithesis always", &serde_json::json!({}));
+    assert_reachable!("antithesis reached", &details);
+    always!(n > 1, &format!("dyn {n}"));
+    // always!(false, "commented out");
+    println!("not a property");
+}
+"##;
+        let mut c = Catalog::default();
+        scan_rust(src, "src/main.rs", "client", &mut c);
+        let found: Vec<(PropertyKind, &str, &str)> = c.entries.iter().map(|e| (e.kind, e.message.as_str(), e.location.as_str())).collect();
+        assert_eq!(
+            found,
+            vec![
+                (PropertyKind::Always, "n stays small", "src/main.rs:5"),
+                (PropertyKind::Sometimes, "three \"quoted\"", "src/main.rs:6"),
+                (PropertyKind::Always, "bounded queue", "src/main.rs:7"),
+                (PropertyKind::Reachable, "got here", "src/main.rs:8"),
+                (PropertyKind::Unreachable, "never here", "src/main.rs:9"),
+                (PropertyKind::Always, "antithesis always", "src/main.rs:10"),
+                (PropertyKind::Reachable, "antithesis reached", "src/main.rs:11"),
+            ]
+        );
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(c.warnings[0].starts_with("src/main.rs:12: the message of always! is not a string literal"));
+        let mut none = Catalog::default();
+        scan_rust("fn f() { always!(true, \"mine\"); }", "x.rs", "n", &mut none);
+        assert!(none.entries.is_empty(), "a file that names neither SDK is not scanned");
+    }
+
+    #[test]
+    fn rust_sources_are_walked_under_the_crate_and_not_its_build_output() {
+        let dir = std::env::temp_dir().join(format!("seedfall-rust-catalog-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src/bin")).unwrap();
+        std::fs::create_dir_all(dir.join("target/debug")).unwrap();
+        std::fs::write(dir.join("src/main.rs"), "use seedfall::always;\nfn main() { always!(true, \"in main\"); }\n").unwrap();
+        std::fs::write(dir.join("src/bin/tool.rs"), "fn main() { seedfall::reachable!(\"in a bin\"); }\n").unwrap();
+        std::fs::write(dir.join("target/debug/gen.rs"), "fn main() { seedfall::reachable!(\"built\"); }\n").unwrap();
+        let c = from_rust_sources("n", &dir, &dir);
+        let found: Vec<(&str, &str)> = c.entries.iter().map(|e| (e.message.as_str(), e.location.as_str())).collect();
+        // In catalog order (kind first: always before reachable).
+        assert_eq!(found, vec![("in main", "src/main.rs:2"), ("in a bin", "src/bin/tool.rs:1")]);
+        assert!(rust_sources_depend_on(&dir, &dir.join("src/lib.rs")));
+        assert!(!rust_sources_depend_on(&dir, &dir.join("target/debug/gen.rs")));
+        assert!(!rust_sources_depend_on(&dir, &dir.join(".seedfall/x.rs")));
+        assert!(!rust_sources_depend_on(&dir, &dir.join("README.md")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

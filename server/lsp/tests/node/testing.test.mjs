@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { RawPeer, kvlogWorkspace, sleep } from './raw.mjs';
+import os from 'node:os';
+import { RawPeer, kvlogWorkspace, repo, sleep } from './raw.mjs';
 
 let peer;
 after(async () => peer?.close());
@@ -89,4 +90,32 @@ test('completion offers the node names inside a fault\'s nodes, on the text bein
   const none = await peer.request('textDocument/completion', { textDocument: { uri: pathToFileURL(config).toString() }, position: { line: rateLine, character: lines[rateLine].length - 1 } });
   assert.deepEqual(none.result, []);
   peer.notify('textDocument/didClose', { textDocument: { uri: pathToFileURL(config).toString() } });
+});
+
+test("a Rust node's properties are listed from its crate's sources before any build, and follow an edit", async () => {
+  // examples/explore's Rust client, copied without its build output.
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'seedfall-testing-rust-'));
+  fs.cpSync(path.join(repo, 'examples/explore/rust/src'), path.join(ws, 'rust/src'), { recursive: true });
+  fs.copyFileSync(path.join(repo, 'examples/explore/rust/Cargo.toml'), path.join(ws, 'rust/Cargo.toml'));
+  fs.copyFileSync(path.join(repo, 'examples/explore/seedfall.rust.json'), path.join(ws, 'seedfall.json'));
+  const mainRs = path.join(ws, 'rust/src/main.rs');
+  const config = path.join(ws, 'seedfall.json');
+  const rust = new RawPeer(ws, {});
+  try {
+    await rust.initialize();
+    const catalog = async () => (await rust.request('seedfall/properties', {})).result.find((c) => c.config === config)?.catalog ?? [];
+    const listed = (await catalog()).map((p) => `${p.node} ${p.kind} ${p.message} ${path.relative(ws, p.source.file)}:${p.source.line}`);
+    assert.deepEqual(listed, [`client unreachable the vault opened after 6 consecutive lucky draws rust/src/main.rs:${lineOf(mainRs, '"the vault opened after')}`]);
+    assert.equal(fs.existsSync(path.join(ws, 'rust/target')), false, 'nothing was built');
+    const text = fs.readFileSync(mainRs, 'utf8');
+    const edited = text.replace('seedfall::assert_unreachable!(', 'seedfall::reachable!("the client started");\n    seedfall::assert_unreachable!(');
+    assert.notEqual(edited, text, 'the edit applies');
+    fs.writeFileSync(mainRs, edited);
+    const added = await until(async () => (await catalog()).find((p) => p.message === 'the client started'), 20000, 'the new Rust property listed');
+    assert.equal(added.kind, 'reachable');
+    assert.equal(added.source.line, lineOf(mainRs, '"the client started"'));
+  } finally {
+    await rust.close();
+    fs.rmSync(ws, { recursive: true, force: true });
+  }
 });
