@@ -53,6 +53,20 @@ describe('the Testing view model', () => {
     expect(c.lastRun).toEqual({ seeds: '55-65', runs: 11, failed: 2 });
   });
 
+  it('keeps two workspace folders\' configs of the same name apart, each failure on its own config', () => {
+    // Multi-root: /w/kvlog and /v/kvlog, both configs named kvlog.
+    const other = '/v/kvlog/seedfall.json';
+    const otherMain = '/v/kvlog/main.go';
+    const otherCatalog = catalog.map((e) => ({ ...e, source: { file: otherMain, line: e.source.line } }));
+    const both = buildModel([...configs, { config: other, name: null, error: null }], [{ config, last_run: lastRun, catalog }, { config: other, last_run: null, catalog: otherCatalog }], [failure(62, 57_264_892)]);
+    expect(both.map((c) => c.config)).toEqual([config, other]);
+    const ids = both.flatMap((c) => c.properties.map((p) => p.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(both[0].properties[0].outcome).toBe('failed');
+    expect(both[1].properties.map((p) => [p.outcome, p.source?.file])).toEqual([['unknown', otherMain], ['unknown', otherMain]]);
+    expect(affects(other, otherMain) && !affects(other, main)).toBe(true);
+  });
+
   it('gives a panic its own item at its line, and skips a property never reached', () => {
     const never = { ...lastRun, properties: [{ ...lastRun.properties[1], runs_hit: 0, runs_true: 0 }] };
     const panic = failure(5, 1_000_000, { kind: 'panic', message: 'index out of range', details: null, source: { file: main, line: 80 } });
