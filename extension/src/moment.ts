@@ -3,9 +3,9 @@
 // `seedfall.inspect` with `at_event`, and "Branch from here", a sweep whose
 // seeds share this run up to that moment (`seedfall.run` with `from`).
 import * as vscode from 'vscode';
-import * as fs from 'fs';
 import * as path from 'path';
 import type { Answer } from './testmodel';
+import { pageHtml } from './timeline';
 
 /** The run a moment is of: a config and a seed, or a schedule file. */
 export interface MomentTarget { config: string; seed?: number; faults?: string }
@@ -51,13 +51,7 @@ export async function openMoment(extensionPath: string, d: MomentDeps, target: M
   }
   const title = `Seedfall moment: seed ${moment.seed} (${path.basename(path.dirname(target.config))})`;
   const panel = vscode.window.createWebviewPanel('seedfall.moment', title, vscode.ViewColumn.Beside, { enableScripts: true, localResourceRoots: [] });
-  const html = fs.readFileSync(path.join(extensionPath, 'media', 'moment.html'), 'utf8');
-  const nonce = Math.random().toString(36).slice(2);
-  const csp = `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}';`;
-  panel.webview.html = html
-    .replace('<meta name="seedfall-csp">', `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
-    .replace(/<script>/g, `<script nonce="${nonce}">`)
-    .replace('/*SEEDFALL_DATA*/null', JSON.stringify(moment).replace(/</g, '\\u003c'));
+  panel.webview.html = pageHtml(extensionPath, 'moment.html', moment);
   panel.webview.onDidReceiveMessage(async (m: { type: string; at_event?: number; from?: string; prefix_seed?: number }) => {
     if (m.type === 'step' && typeof m.at_event === 'number') {
       try {

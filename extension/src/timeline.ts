@@ -10,13 +10,7 @@ import type { TimelineEvent } from './lsp_ext';
  *  `onMoment` offers "Open at this moment" on the selected event. */
 export function openTimeline(extensionPath: string, title: string, events: TimelineEvent[], sources: Map<string, string>, focus?: 'failure', onMoment?: (index: number) => void): vscode.WebviewPanel {
   const panel = vscode.window.createWebviewPanel('seedfall.timeline', `Seedfall timeline: ${title}`, vscode.ViewColumn.Beside, { enableScripts: true, localResourceRoots: [] });
-  const html = fs.readFileSync(path.join(extensionPath, 'media', 'timeline.html'), 'utf8');
-  const nonce = Math.random().toString(36).slice(2);
-  const csp = `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}';`;
-  panel.webview.html = html
-    .replace('<meta name="seedfall-csp">', `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
-    .replace(/<script>/g, `<script nonce="${nonce}">`)
-    .replace('/*SEEDFALL_DATA*/null', JSON.stringify({ title, events, focus, moments: !!onMoment }).replace(/</g, '\\u003c'));
+  panel.webview.html = pageHtml(extensionPath, 'timeline.html', { title, events, focus, moments: !!onMoment });
   panel.webview.onDidReceiveMessage((m: { type: string; location?: string; index?: number }) => {
     if (m.type === 'moment' && typeof m.index === 'number' && onMoment) return onMoment(m.index);
     if (m.type !== 'open' || !m.location) return;
@@ -24,6 +18,19 @@ export function openTimeline(extensionPath: string, title: string, events: Timel
     if (file) void vscode.window.showTextDocument(vscode.Uri.file(file), { selection: new vscode.Range(line - 1, 0, line - 1, 0) });
   });
   return panel;
+}
+
+/** A page of media/ (self-contained, standalone too) as a webview's HTML:
+ *  scripts only by nonce, no remote content, `data` injected where the page
+ *  reads it (`/*SEEDFALL_DATA*\/null`). */
+export function pageHtml(extensionPath: string, page: string, data: unknown): string {
+  const html = fs.readFileSync(path.join(extensionPath, 'media', page), 'utf8');
+  const nonce = Math.random().toString(36).slice(2);
+  const csp = `default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-${nonce}';`;
+  return html
+    .replace('<meta name="seedfall-csp">', `<meta http-equiv="Content-Security-Policy" content="${csp}">`)
+    .replace(/<script>/g, `<script nonce="${nonce}">`)
+    .replace('/*SEEDFALL_DATA*/null', JSON.stringify(data).replace(/</g, '\\u003c'));
 }
 
 /** `file:line` to an absolute file (via known sources) and a line. */

@@ -4,16 +4,11 @@
 // durable; the buttons post the moments before and after and the branch.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import http from 'node:http';
-import fs from 'node:fs';
+import type http from 'node:http';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { chromium, Browser, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { bin, env, launchChromium, repo, servePages } from './pages';
 
-const repo = path.resolve(__dirname, '../..');
-const bin = process.env.SEEDFALL_BIN || path.join(repo, 'target/release/seedfall');
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
-const env = { ...process.env, SEEDFALL_CACHE_DIR: path.join(repo, 'target/seedfall-test-cache') };
 const config = path.join(repo, 'examples/kvlog/seedfall.json');
 let server: http.Server;
 let base = '';
@@ -32,17 +27,11 @@ beforeAll(async () => {
   expect(fault).toBeGreaterThan(0);
   moments.set('before', inspect(['-at-event', String(fault - 1)]));
   moments.set('after', inspect(['-at-event', String(crash)]));
-  server = http.createServer((req, res) => {
-    const m = /^\/moment-(\w+)\.json/.exec(req.url ?? '');
-    if (m && moments.has(m[1])) return res.end(moments.get(m[1]));
-    const file = path.join(__dirname, '../media', path.basename(req.url?.split('?')[0] || ''));
-    if (!fs.existsSync(file)) { res.statusCode = 404; return res.end(); }
-    res.setHeader('content-type', 'text/html');
-    res.end(fs.readFileSync(file));
-  }).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  ({ server, base } = await servePages((url) => {
+    const m = /^\/moment-(\w+)\.json/.exec(url);
+    return m ? moments.get(m[1]) : undefined;
+  }));
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -5,36 +5,22 @@
 // docs/editor.md.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import http from 'node:http';
-import fs from 'node:fs';
+import type http from 'node:http';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { chromium, Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { bin, env, launchChromium, repo, servePages } from './pages';
 
-const repo = path.resolve(__dirname, '../..');
-const bin = process.env.SEEDFALL_BIN || path.join(repo, 'target/release/seedfall');
-const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 let server: http.Server;
 let base = '';
 let browser: Browser;
 let events = '';
 
 beforeAll(async () => {
-  const r = spawnSync(bin, ['inspect', '-c', path.join(repo, 'examples/kvlog/seedfall.json'), '-seed', '2', '-json'], {
-    env: { ...process.env, SEEDFALL_CACHE_DIR: path.join(repo, 'target/seedfall-test-cache') },
-  });
+  const r = spawnSync(bin, ['inspect', '-c', path.join(repo, 'examples/kvlog/seedfall.json'), '-seed', '2', '-json'], { env });
   events = r.stdout.toString();
   expect(events.split('\n').length).toBeGreaterThan(10);
-  server = http.createServer((req, res) => {
-    if (req.url?.startsWith('/run.jsonl')) return res.end(events);
-    const file = path.join(__dirname, '../media', path.basename(req.url?.split('?')[0] || ''));
-    if (!fs.existsSync(file)) { res.statusCode = 404; return res.end(); }
-    res.setHeader('content-type', 'text/html');
-    res.end(fs.readFileSync(file));
-  }).listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  ({ server, base } = await servePages((url) => (url.startsWith('/run.jsonl') ? events : undefined)));
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
