@@ -2,7 +2,10 @@
 //!
 //! Every option that matters for determinism or cost is spelled out here:
 //! fuel metering on (preemption and the watchdog are counted in
-//! instructions, never in wall time), threads off, relaxed SIMD in its
+//! instructions, never in wall time), atomics and shared memories on for
+//! guests built for wasm32-wasip1-threads (their threads never become OS
+//! threads: each is a fiber of the run's one thread, and its atomic waits
+//! are rewritten into host calls by `threads`), relaxed SIMD in its
 //! deterministic mode, NaN canonicalisation as a switch (needed only for
 //! float identity across CPU architectures; costs ~3.7x on float code).
 use wasmtime::{Config, InstanceAllocationStrategy, Module, OptLevel, PoolingAllocationConfig, Strategy};
@@ -66,7 +69,14 @@ impl Engine {
             .cranelift_opt_level(OptLevel::Speed)
             .consume_fuel(true)
             .epoch_interruption(false)
-            // Threads are off: the `threads` feature is not compiled into wasmtime.
+            // Atomics and shared memories validate and compile; modules
+            // without them compile to the same code as before. A shared
+            // memory is created by seedfall (`SharedMemory::new`) and
+            // imported, never defined by the module: the pooling allocator
+            // refuses defined shared memories, and an imported one is no
+            // pool slot.
+            .wasm_threads(true)
+            .shared_memory(true)
             .wasm_multi_memory(true)
             .wasm_relaxed_simd(true)
             .relaxed_simd_deterministic(true)
@@ -92,6 +102,8 @@ impl Engine {
             .total_memories(options.instances_max * 2)
             .total_tables(options.instances_max)
             .total_stacks(options.instances_max)
+            // A module's own memory and coverage's; an imported shared
+            // memory is not counted.
             .max_memories_per_module(2)
             .max_tables_per_module(1)
             .table_elements(200_000)
