@@ -54,6 +54,7 @@ mod scheduler;
 pub mod snapshot;
 pub mod streams;
 mod teach;
+pub mod threads;
 pub mod trace;
 mod traps;
 pub mod vtime;
