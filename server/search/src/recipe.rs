@@ -5,7 +5,7 @@
 //! toolchain version and the recipe. An unchanged fingerprint reuses the wasm
 //! built before, so a sweep does not pay for `go build` every time.
 use crate::cache::{hash_hex, write_atomic, Cache};
-use seedfall_sim::config::{NodeSpec, WasmSource};
+use seedfall_sim::config::{NodeSpec, RustTarget, WasmSource};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -42,7 +42,7 @@ pub fn wasm_for(node: &NodeSpec, cache: &Cache, log: &mut dyn FnMut(&str)) -> Re
             Ok(Built { wasm: p.clone(), rebuilt: false, fingerprint: None })
         }
         WasmSource::Go { dir, package, tags, .. } => go(node, dir, package, tags, crate::go_overlay::Overlays::of(&node.source), cache, log),
-        WasmSource::Cargo { dir, package, bin, profile } => cargo(node, dir, package.as_deref(), bin.as_deref(), profile, cache, log),
+        WasmSource::Cargo { dir, package, bin, profile, target } => cargo(node, dir, package.as_deref(), bin.as_deref(), profile, *target, cache, log),
     }
 }
 
@@ -160,26 +160,33 @@ fn cargo(
     package: Option<&str>,
     bin: Option<&str>,
     profile: &str,
+    target: RustTarget,
     cache: &Cache,
     log: &mut dyn FnMut(&str),
 ) -> Result<Built, String> {
     if !dir.is_dir() {
         return Err(format!("node \"{}\": cargo.dir {} is not a folder", node.name, dir.display()));
     }
+    let target_name = target.name();
     let root = find_up(dir, "Cargo.toml").ok_or_else(|| format!("node \"{}\": no Cargo.toml in {} or above it", node.name, dir.display()))?;
     let mut roots = vec![root.clone()];
     roots.extend(cargo_path_deps(&root));
     let version = tool_version("rustc", &["--version"])?;
-    let recipe = format!("cargo|{package:?}|{bin:?}|{profile}|{version}");
+    // The target is part of the key; the default's builds keep the keys
+    // they had before targets could be chosen (no rebuild of every cache).
+    let target_key = if target == RustTarget::default() { String::new() } else { format!("|{target_name}") };
+    let recipe = format!("cargo|{package:?}|{bin:?}|{profile}|{version}{target_key}");
     let fp = fingerprint(&roots, &recipe)?;
     let out = cache.path("wasm", &format!("cargo-{fp}.wasm"));
     if out.is_file() {
         return Ok(Built { wasm: out, rebuilt: false, fingerprint: Some(fp) });
     }
-    ensure_wasip1_target(log)?;
-    log(&format!("building {} (cargo build --target wasm32-wasip1) in {}", node.name, dir.display()));
+    ensure_target(target_name, log)?;
+    log(&format!("building {} (cargo build --target {target_name}) in {}", node.name, dir.display()));
     let mut cmd = Command::new("cargo");
-    cmd.current_dir(dir).args(["build", "--target", "wasm32-wasip1", "--message-format=json-render-diagnostics", "--profile", profile]);
+    // cargo puts the artifact under target/<target>/<profile>/; its JSON
+    // messages name it (`cargo_artifact`), wherever the target dir is.
+    cmd.current_dir(dir).args(["build", "--target", target_name, "--message-format=json-render-diagnostics", "--profile", profile]);
     if let Some(p) = package {
         cmd.args(["-p", p]);
     }
@@ -193,10 +200,15 @@ fn cargo(
         let stderr = String::from_utf8_lossy(&output.stderr);
         let p = package.map(|p| format!(" -p {p}")).unwrap_or_default();
         let b = bin.map(|b| format!(" --bin {b}")).unwrap_or_default();
-        let hint = (stderr.contains("compile_error!") || stderr.contains("not supported") || stderr.contains("unsupported"))
-            .then_some("\n  hint: a crate does not build for wasm32-wasip1 (crates gated on cfg(unix) or cfg(windows) stop with compile_error!, and wasip1 has no threads): see docs/getting-started.md#when-the-first-run-fails");
+        let hint = (stderr.contains("compile_error!") || stderr.contains("not supported") || stderr.contains("unsupported")).then(|| {
+            let threads = match target {
+                RustTarget::Wasip1 => "; a crate that needs threads builds for wasm32-wasip1-threads with \"cargo\": {\"target\": \"wasm32-wasip1-threads\"} (docs/sdk-rust.md#threads)",
+                RustTarget::Wasip1Threads => "",
+            };
+            format!("\n  hint: a crate does not build for {target_name} (crates gated on cfg(unix) or cfg(windows) stop with compile_error!{threads}): see docs/getting-started.md#when-the-first-run-fails")
+        });
         return Err(format!(
-            "node \"{}\": cargo build failed in {}:\n{}\n  reproduce it: cd {} && cargo build --target wasm32-wasip1 --profile {profile}{p}{b}{}",
+            "node \"{}\": cargo build failed in {}:\n{}\n  reproduce it: cd {} && cargo build --target {target_name} --profile {profile}{p}{b}{}",
             node.name,
             dir.display(),
             stderr.trim_end(),
@@ -233,17 +245,17 @@ fn cargo_artifact(stdout: &str, bin: Option<&str>) -> Option<PathBuf> {
     found
 }
 
-/// Adds the wasm32-wasip1 target through rustup when it is missing.
-fn ensure_wasip1_target(log: &mut dyn FnMut(&str)) -> Result<(), String> {
+/// Adds the Rust target `target` through rustup when it is missing.
+fn ensure_target(target: &str, log: &mut dyn FnMut(&str)) -> Result<(), String> {
     let sysroot = tool_version("rustc", &["--print", "sysroot"])?;
-    if Path::new(&sysroot).join("lib/rustlib/wasm32-wasip1").is_dir() {
+    if Path::new(&sysroot).join("lib/rustlib").join(target).is_dir() {
         return Ok(());
     }
-    log("the Rust target wasm32-wasip1 is missing: running `rustup target add wasm32-wasip1`");
-    let status = Command::new("rustup").args(["target", "add", "wasm32-wasip1"]).status();
+    log(&format!("the Rust target {target} is missing: running `rustup target add {target}`"));
+    let status = Command::new("rustup").args(["target", "add", target]).status();
     match status {
         Ok(s) if s.success() => Ok(()),
-        _ => Err("the Rust target wasm32-wasip1 is not installed and `rustup target add wasm32-wasip1` failed: install it by hand".into()),
+        _ => Err(format!("the Rust target {target} is not installed and `rustup target add {target}` failed: install it by hand")),
     }
 }
 

@@ -67,7 +67,7 @@ pub static NODE: Table = Table {
             .or(Fallback::EmptyMap),
         field("wasm", Shape::HostPath, "The path of a prebuilt wasip1 module. A node takes exactly one of `wasm`, `go` and `cargo`."),
         field("go", Shape::Object(&GO), "Build the node with `go build -trimpath` and `GOOS=wasip1 GOARCH=wasm`. A node takes exactly one of `wasm`, `go` and `cargo`."),
-        field("cargo", Shape::Object(&CARGO), "Build the node with `cargo build --target wasm32-wasip1`. A node takes exactly one of `wasm`, `go` and `cargo`."),
+        field("cargo", Shape::Object(&CARGO), "Build the node with `cargo build --target wasm32-wasip1` (or the recipe's `target`). A node takes exactly one of `wasm`, `go` and `cargo`."),
         field("workload", Shape::Bool, "The run ends early once every workload node has exited 0; set `false` for servers that run until the end.").or(Fallback::Bool(true)),
         field("disk", Shape::Object(&NODE_DISK), "This node's own disk: a model and capacity instead of the config's, and the folders and files it holds at t=0."),
     ],
@@ -95,8 +95,15 @@ pub static CARGO: Table = table(
         field("package", Shape::Text, "The package to build (`-p`)."),
         field("bin", Shape::Text, "The binary to build (`--bin`), needed when the package has several."),
         field("profile", Shape::Text, "The cargo profile.").or(Fallback::Text("release")),
+        field("target", Shape::Choice(RUST_TARGETS), "The Rust target to build for; a program that starts threads (`std::thread`, rayon, crossbeam) needs `wasm32-wasip1-threads` (docs/sdk-rust.md#threads).").or(Fallback::Text("wasm32-wasip1")),
     ],
 );
+
+/// `crate::config::RustTarget::ALL`, with what each gives the program.
+const RUST_TARGETS: &[(&str, &str)] = &[
+    ("wasm32-wasip1", "No threads: `std::thread::spawn` fails."),
+    ("wasm32-wasip1-threads", "Threads (wasi-threads): each runs as a fiber of its node, switched deterministically."),
+];
 
 /// `crate::disk::FsModel::ALL`, with what each model keeps.
 const MODELS: &[(&str, &str)] = &[

@@ -337,6 +337,22 @@ mod tests {
     }
 
     #[test]
+    fn a_cargo_recipe_names_its_rust_target() {
+        let node = |cargo: &str| parse(&format!(r#"{{"duration": "2s", "nodes": [{{"name": "app", "cargo": {cargo}}}]}}"#)).map(|c| c.nodes[0].source.clone());
+        let target = |cargo: &str| match node(cargo).unwrap() {
+            WasmSource::Cargo { target, .. } => target,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(target(r#"{"dir": "app"}"#), RustTarget::Wasip1);
+        assert_eq!(target(r#"{"dir": "app", "target": "wasm32-wasip1"}"#), RustTarget::Wasip1);
+        assert_eq!(target(r#"{"dir": "app", "target": "wasm32-wasip1-threads"}"#), RustTarget::Wasip1Threads);
+        // The file, the field and what it takes.
+        let e = node(r#"{"dir": "app", "target": "wasm32-unknown-unknown"}"#).unwrap_err().to_string();
+        assert_eq!(e, "/p/demo/seedfall.json: $.nodes[0].cargo.target: expected \"wasm32-wasip1\" (the default) or \"wasm32-wasip1-threads\" (a program that starts threads), found \"wasm32-unknown-unknown\"");
+        assert_eq!(err(r#"{"duration": "2s", "nodes": [{"name": "a", "cargo": {"dir": ".", "target": 1}}]}"#), "$.nodes[0].cargo.target: expected a string, found a number");
+    }
+
+    #[test]
     fn comments_are_welcome_in_any_object() {
         let c = parse(r#"{"//": "a config", "duration": "2s", "nodes": [{"//": ["one", "two"], "name": "a", "wasm": "a.wasm", "go": null}], "faults": {"//": "crashes", "crash": {"rate": 1}}}"#.replace(", \"go\": null", "").as_str()).unwrap();
         assert_eq!(c.nodes.len(), 1);

@@ -36,8 +36,36 @@ pub enum WasmSource {
     /// come as static data computed at build time
     /// (docs/sdk-go.md#faster-by-default).
     Go { dir: PathBuf, package: String, tags: Vec<String>, net: bool, storage: bool, linux_errors: bool, precomputed_tables: bool },
-    /// `cargo build --target wasm32-wasip1` run in `dir`.
-    Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String },
+    /// `cargo build --target <target>` run in `dir`.
+    Cargo { dir: PathBuf, package: Option<String>, bin: Option<String>, profile: String, target: RustTarget },
+}
+
+/// The Rust target a `cargo` recipe builds for (`cargo.target`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RustTarget {
+    /// `wasm32-wasip1`: no threads (`std::thread::spawn` fails).
+    #[default]
+    Wasip1,
+    /// `wasm32-wasip1-threads`: a shared memory and `wasi::thread-spawn`;
+    /// each guest thread runs as one more fiber of its node.
+    Wasip1Threads,
+}
+
+impl RustTarget {
+    /// Every target, the default first: the order errors and the schema list them in.
+    pub const ALL: [RustTarget; 2] = [RustTarget::Wasip1, RustTarget::Wasip1Threads];
+
+    /// The target's name, as rustc and the config spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RustTarget::Wasip1 => "wasm32-wasip1",
+            RustTarget::Wasip1Threads => "wasm32-wasip1-threads",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RustTarget> {
+        RustTarget::ALL.into_iter().find(|t| t.name() == text)
+    }
 }
 
 impl NodeSpec {
@@ -169,7 +197,16 @@ impl Parser {
                     m.get(k).map(|v| self.string(v, &format!("{cpath}.{k}"))).transpose()
                 };
                 let profile = opt("profile")?.unwrap_or_else(|| "release".into());
-                Ok(WasmSource::Cargo { dir, package: opt("package")?, bin: opt("bin")?, profile })
+                let target = match opt("target")? {
+                    None => RustTarget::default(),
+                    Some(t) => RustTarget::parse(&t).ok_or_else(|| {
+                        self.err(
+                            &format!("{cpath}.target"),
+                            format!("expected \"wasm32-wasip1\" (the default) or \"wasm32-wasip1-threads\" (a program that starts threads), found \"{}\"", super::parse::shown_text(&t)),
+                        )
+                    })?,
+                };
+                Ok(WasmSource::Cargo { dir, package: opt("package")?, bin: opt("bin")?, profile, target })
             }
         }
     }

@@ -429,6 +429,9 @@ mod tests {
         let Shape::Choices(errors) = fields::WRITE_ERROR.field("errors").unwrap().shape else { panic!("errors are choices") };
         assert!(errors.iter().all(|(e, _)| crate::errno::WriteErrno::parse(e).is_some()));
         assert_eq!(errors.len(), 2);
+        let targets: Vec<&str> = crate::config::RustTarget::ALL.iter().map(|t| t.name()).collect();
+        let Shape::Choice(listed) = fields::CARGO.field("target").unwrap().shape else { panic!("cargo.target is a choice") };
+        assert_eq!(listed.iter().map(|c| c.0).collect::<Vec<_>>(), targets);
     }
 
     #[test]
