@@ -102,7 +102,14 @@ pub fn load_options(config_path: &Path, options: LoadOptions, log: &mut dyn FnMu
             Some((_, built, raw, hash)) => (built.clone(), raw.clone(), hash.clone()),
             None => {
                 let built = recipe::wasm_for(node, &cache, log).map_err(|e| LoadError::Build(format!("{at}: {e}")))?;
-                let raw = std::rc::Rc::new(seedfall_sim::files::read_bytes(&built.wasm, seedfall_sim::files::MODULE_BYTES_MAX, "the module").map_err(fail)?);
+                let mut bytes = seedfall_sim::files::read_bytes(&built.wasm, seedfall_sim::files::MODULE_BYTES_MAX, "the module").map_err(fail)?;
+                // A threaded guest's atomic waits become host calls the
+                // scheduler can suspend (before coverage, which numbers the
+                // functions as they finally are).
+                if seedfall_sim::threads::imports_shared_memory(&bytes) {
+                    bytes = seedfall_sim::threads::rewrite(&bytes).map_err(|e| fail(format!("cannot prepare the threaded module {}: {e}", built.wasm.display())))?;
+                }
+                let raw = std::rc::Rc::new(bytes);
                 let hash = crate::cache::hash_hex(&[&raw]);
                 sources.push((node.source.clone(), built.clone(), raw.clone(), hash.clone()));
                 (built, raw, hash)

@@ -12,8 +12,9 @@ pub const EVENTS_PENDING_MAX: usize = 1_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Event {
-    /// Wake node `node_idx` if it is still in the wait numbered `wait_id`.
-    Wake { node_idx: usize, wait_id: u64 },
+    /// Wake thread `tid` (0: main) of node `node_idx` if it is still in
+    /// the wait numbered `wait_id`.
+    Wake { node_idx: usize, tid: u32, wait_id: u64 },
     /// Apply entry `plan_idx` of the run's fault plan.
     Fault { plan_idx: usize },
     /// Start node `node_idx` again, if it is still in crash number `generation`.
@@ -79,13 +80,13 @@ mod tests {
     #[test]
     fn same_time_fires_in_schedule_order() {
         let mut q = EventQueue::default();
-        q.push(VTime(5), Event::Wake { node_idx: 2, wait_id: 0 }).unwrap();
-        q.push(VTime(5), Event::Wake { node_idx: 1, wait_id: 0 }).unwrap();
-        q.push(VTime(3), Event::Wake { node_idx: 9, wait_id: 0 }).unwrap();
+        q.push(VTime(5), Event::Wake { node_idx: 2, tid: 0, wait_id: 0 }).unwrap();
+        q.push(VTime(5), Event::Wake { node_idx: 1, tid: 0, wait_id: 0 }).unwrap();
+        q.push(VTime(3), Event::Wake { node_idx: 9, tid: 0, wait_id: 0 }).unwrap();
         assert_eq!(q.pop_due(VTime(2)), None);
-        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 9, wait_id: 0 }));
-        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 2, wait_id: 0 }));
-        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 1, wait_id: 0 }));
+        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 9, tid: 0, wait_id: 0 }));
+        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 2, tid: 0, wait_id: 0 }));
+        assert_eq!(q.pop_due(VTime(5)), Some(Event::Wake { node_idx: 1, tid: 0, wait_id: 0 }));
         assert!(q.is_empty());
     }
 }

@@ -18,7 +18,13 @@ pub struct NodeCtx {
 pub struct NodeLocal {
     /// Index of this instance in `World::nodes` (and `World::disks`).
     pub idx: usize,
+    /// Which thread of the instance this store runs: 0 for the main one,
+    /// a spawned thread's tid (`world::threads`) otherwise.
+    pub tid: u32,
     pub memory: Option<Memory>,
+    /// The instance's shared linear memory, when its module imports one
+    /// (a `wasm32-wasip1-threads` guest): every thread's store has it.
+    pub shared_memory: Option<wasmtime::SharedMemory>,
     /// NUL-terminated, ready to copy into the guest.
     pub args: Vec<Vec<u8>>,
     pub env: Vec<Vec<u8>>,
@@ -79,7 +85,9 @@ impl NodeLocal {
         };
         NodeLocal {
             idx,
+            tid: 0,
             memory: None,
+            shared_memory: None,
             args: args.iter().cloned().map(nul).collect(),
             env: env.iter().map(|(k, v)| nul(format!("{k}={v}"))).collect(),
             fds: FdTable::new(),

@@ -25,7 +25,7 @@ pub struct Program {
 }
 
 pub(crate) struct ProgramNode {
-    pub pre: InstancePre<NodeCtx>,
+    pub module: crate::scheduler::LaunchModule,
     /// The coverage memory's layout, when the module was instrumented.
     pub coverage: Option<crate::coverage::Layout>,
 }
@@ -52,8 +52,11 @@ impl Program {
             }
             let mut linker = base.clone();
             link::stub_unknown_imports(&mut linker, &names, module).map_err(|e| format!("node \"{}\": {e:#}", spec.name))?;
-            let pre = linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?;
-            nodes.push(ProgramNode { pre, coverage });
+            let module = match Threaded::new(linker.clone(), module).map_err(|e| format!("node \"{}\": {e}", spec.name))? {
+                Some(t) => crate::scheduler::LaunchModule::Threaded(std::sync::Arc::new(t)),
+                None => crate::scheduler::LaunchModule::Pre(linker.instantiate_pre(module).map_err(|e| format!("node \"{}\": cannot link the module: {e:#}", spec.name))?),
+            };
+            nodes.push(ProgramNode { module, coverage });
         }
         let (disk_seeds, seeds_digest) = read_disk_seeds(&config)?;
         Ok(Program { config, catalog: Vec::new(), function_names: Default::default(), disk_seeds, seeds_digest, engine: engine.clone(), nodes })
@@ -94,4 +97,48 @@ fn read_disk_seeds(config: &Config) -> Result<(Vec<Vec<(String, std::sync::Arc<[
         all.push(files);
     }
     Ok((all, format!("{:016x}", hash.value())))
+}
+
+/// A module that imports a shared memory (built for
+/// `wasm32-wasip1-threads`): linked at every start of a node instance,
+/// against a new shared memory of that instance, which every thread of it
+/// then shares.
+pub struct Threaded {
+    linker: wasmtime::Linker<NodeCtx>,
+    module: Module,
+    /// The memory import: module, name, and its type.
+    import: (String, String, wasmtime::MemoryType),
+}
+
+impl Threaded {
+    /// `Some` for a module importing a shared memory; an error for one
+    /// that imports it but cannot start threads the wasi-threads way.
+    pub fn new(linker: wasmtime::Linker<NodeCtx>, module: &Module) -> Result<Option<Threaded>, String> {
+        let shared = module.imports().find_map(|i| match i.ty() {
+            wasmtime::ExternType::Memory(m) if m.is_shared() => Some((i.module().to_string(), i.name().to_string(), m)),
+            _ => None,
+        });
+        let Some(import) = shared else { return Ok(None) };
+        let spawns = module.imports().any(|i| i.module() == crate::threads::SPAWN_MODULE);
+        if spawns && module.get_export(crate::threads::THREAD_START).is_none() {
+            return Err(format!("the module imports thread-spawn but exports no `{}` (is it built for wasm32-wasip1-threads?)", crate::threads::THREAD_START));
+        }
+        Ok(Some(Threaded { linker, module: module.clone(), import }))
+    }
+
+    /// A new shared memory for one incarnation, at most `memory_bytes_max`
+    /// (a grow past it fails in the guest, as a real allocator's would:
+    /// wasmtime does not ask a store's limiter about shared memories), and
+    /// the module linked against it.
+    pub fn link(&self, engine: &wasmtime::Engine, store: &wasmtime::Store<NodeCtx>, memory_bytes_max: u64) -> wasmtime::Result<(InstancePre<NodeCtx>, wasmtime::SharedMemory)> {
+        let (module, name, ty) = &self.import;
+        let page = 1u64 << 16;
+        let declared = ty.maximum().unwrap_or(u64::from(u32::MAX) / page);
+        let max = declared.min((memory_bytes_max / page).max(ty.minimum()));
+        let ty = wasmtime::MemoryType::shared(ty.minimum() as u32, max as u32);
+        let shared = wasmtime::SharedMemory::new(engine, ty)?;
+        let mut linker = self.linker.clone();
+        linker.define(store, module, name, shared.clone())?;
+        Ok((linker.instantiate_pre(&self.module)?, shared))
+    }
 }

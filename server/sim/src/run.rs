@@ -197,7 +197,7 @@ pub fn run_paused(program: &Program, schedule: &Schedule, options: &RunOptions, 
         env.push(("ANTITHESIS_SDK_LOCAL_OUTPUT".into(), crate::wasi::fdtable::ANTITHESIS_OUTPUT.into()));
         let _ = idx;
         let pn = &program.nodes[*node_idx];
-        scheduler.add(&program.engine.inner, &pn.pre, pn.coverage, args, env, config.limits.memory_bytes_max);
+        scheduler.add(&program.engine.inner, pn.module.clone(), pn.coverage, args, env, config.limits.memory_bytes_max);
     }
     let (end, failure) = scheduler.drive(config.duration, pause);
     let instantiate_ns = *scheduler.instantiate_ns.lock().unwrap();

@@ -27,7 +27,13 @@ type NodeFuture = Pin<Box<dyn Future<Output = wasmtime::Result<()>> + Send>>;
 
 pub struct Scheduler {
     world: Arc<Mutex<World>>,
+    /// Each node instance's main thread (`_start`).
     futures: Vec<Option<NodeFuture>>,
+    /// Each node instance's spawned threads, by tid (wasi-threads guests).
+    threads: Vec<std::collections::BTreeMap<u32, NodeFuture>>,
+    /// Per threaded node instance, its incarnation's linked module and
+    /// shared memory: what a spawned thread is instantiated from.
+    procs: Vec<Option<(InstancePre<NodeCtx>, wasmtime::SharedMemory)>>,
     /// How to start each node instance again after a crash.
     launches: Vec<Launch>,
     pub instantiate_ns: Arc<Mutex<u64>>,
@@ -35,9 +41,19 @@ pub struct Scheduler {
     pub profile: Option<Arc<Mutex<crate::guest_profile::GuestProfile>>>,
 }
 
+/// What a node instance is instantiated from.
+#[derive(Clone)]
+pub enum LaunchModule {
+    /// Linked once for every run (a module with its own memory).
+    Pre(InstancePre<NodeCtx>),
+    /// Linked at every start against a new shared memory: a module that
+    /// imports one (`wasm32-wasip1-threads`).
+    Threaded(Arc<crate::program::Threaded>),
+}
+
 struct Launch {
     engine: wasmtime::Engine,
-    pre: InstancePre<NodeCtx>,
+    module: LaunchModule,
     coverage: Option<crate::coverage::Layout>,
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -46,29 +62,31 @@ struct Launch {
 
 impl Scheduler {
     pub fn new(world: Arc<Mutex<World>>) -> Scheduler {
-        Scheduler { world, futures: Vec::new(), launches: Vec::new(), instantiate_ns: Arc::default(), profile: None }
+        Scheduler { world, futures: Vec::new(), threads: Vec::new(), procs: Vec::new(), launches: Vec::new(), instantiate_ns: Arc::default(), profile: None }
     }
 
     /// Adds a node instance; it becomes runnable at the current time.
     #[allow(clippy::too_many_arguments)]
-    pub fn add(&mut self, engine: &wasmtime::Engine, pre: &InstancePre<NodeCtx>, coverage: Option<crate::coverage::Layout>, args: Vec<String>, env: Vec<(String, String)>, memory_bytes_max: u64) {
+    pub fn add(&mut self, engine: &wasmtime::Engine, module: LaunchModule, coverage: Option<crate::coverage::Layout>, args: Vec<String>, env: Vec<(String, String)>, memory_bytes_max: u64) {
         let idx = self.futures.len();
-        self.launches.push(Launch { engine: engine.clone(), pre: pre.clone(), coverage, args, env, memory_bytes_max });
+        self.launches.push(Launch { engine: engine.clone(), module, coverage, args, env, memory_bytes_max });
         self.futures.push(None);
+        self.threads.push(Default::default());
+        self.procs.push(None);
         self.launch(idx);
         self.world.lock().unwrap().record(Some(idx), EventKind::Start);
     }
 
-    /// A fresh instance of node `idx` (its disk is whatever the world holds).
-    fn launch(&mut self, idx: usize) {
+    /// A store for thread `tid` of node `idx`, fuelled, limited, sampled
+    /// when profiling.
+    fn store(&self, idx: usize, tid: u32) -> (Store<NodeCtx>, u64) {
         let l = &self.launches[idx];
         let (budget, meter, name) = {
-            let mut w = self.world.lock().unwrap();
-            // A new instance starts with no descriptor of the last one's.
-            w.nodes[idx].handles.clear();
+            let w = self.world.lock().unwrap();
             (w.limits.watchdog_instructions, w.meter.clone(), w.nodes[idx].name.clone())
         };
-        let local = NodeLocal::new(idx, &name, &l.args, &l.env, l.memory_bytes_max, budget, meter);
+        let mut local = NodeLocal::new(idx, &name, &l.args, &l.env, l.memory_bytes_max, budget, meter);
+        local.tid = tid;
         let mut store = Store::new(&l.engine, NodeCtx { world: self.world.clone(), local });
         store.limiter(|ctx| &mut ctx.local);
         store.set_fuel(budget).expect("fuel is on");
@@ -83,7 +101,37 @@ impl Scheduler {
             });
             store.set_epoch_deadline(1);
         }
-        let pre = l.pre.clone();
+        (store, budget)
+    }
+
+    /// A fresh instance of node `idx` (its disk is whatever the world holds).
+    fn launch(&mut self, idx: usize) {
+        {
+            let mut w = self.world.lock().unwrap();
+            // A new instance starts with no descriptor of the last one's.
+            w.nodes[idx].handles.clear();
+            w.nodes[idx].threads.clear();
+        }
+        self.threads[idx].clear();
+        self.procs[idx] = None;
+        let (mut store, _) = self.store(idx, 0);
+        let l = &self.launches[idx];
+        let pre = match &l.module {
+            LaunchModule::Pre(pre) => pre.clone(),
+            LaunchModule::Threaded(t) => match t.link(&l.engine, &store, l.memory_bytes_max) {
+                Ok((pre, shared)) => {
+                    store.data_mut().local.shared_memory = Some(shared.clone());
+                    self.world.lock().unwrap().nodes[idx].threads.threaded = true;
+                    self.procs[idx] = Some((pre.clone(), shared));
+                    pre
+                }
+                Err(e) => {
+                    self.futures[idx] = Some(Box::pin(async move { Err(e) }));
+                    return;
+                }
+            },
+        };
+        let l = &self.launches[idx];
         let coverage = l.coverage;
         let instantiate_ns = self.instantiate_ns.clone();
         self.futures[idx] = Some(Box::pin(async move {
@@ -106,7 +154,7 @@ impl Scheduler {
                     // What the node was doing, for a watchdog failure; grows
                     // not yet charged pass on the clock.
                     let pending = store.data_mut().local.work.take_pending();
-                    w.charge_quantum(idx, pending);
+                    w.charge_quantum(idx, 0, pending);
                     // Named only when host work is a real part of it.
                     let work = &store.data().local.work;
                     if work.since_block().saturating_mul(10) >= w.limits.watchdog_instructions {
@@ -121,6 +169,42 @@ impl Scheduler {
         }));
     }
 
+    /// Starts thread `tid` of node `idx` (spawned in the step just run):
+    /// a new instance of its module on the incarnation's shared memory,
+    /// entered at `wasi_thread_start(tid, start_arg)`.
+    fn start_thread(&mut self, idx: usize, tid: u32, start_arg: u32) {
+        let (pre, shared) = self.procs[idx].clone().expect("only a threaded incarnation spawns");
+        let (mut store, _) = self.store(idx, tid);
+        store.data_mut().local.shared_memory = Some(shared);
+        let coverage = self.launches[idx].coverage;
+        let instantiate_ns = self.instantiate_ns.clone();
+        self.threads[idx].insert(
+            tid,
+            Box::pin(async move {
+                let started = std::time::Instant::now();
+                let instance = pre.instantiate_async(&mut store).await?;
+                *instantiate_ns.lock().unwrap() += started.elapsed().as_nanos() as u64;
+                if let Some(layout) = coverage {
+                    let memory = instance.get_memory(&mut store, crate::coverage::COVERAGE_EXPORT).expect("an instrumented module exports its coverage memory");
+                    store.data_mut().local.coverage = Some(crate::node::CoverageReader { memory, layout, read: 0 });
+                }
+                let start = instance.get_typed_func::<(i32, i32), ()>(&mut store, crate::threads::THREAD_START)?;
+                let result = start.call_async(&mut store, (tid as i32, start_arg as i32)).await;
+                let world = store.data().world.clone();
+                crate::node::harvest_coverage(&mut store, idx, &mut world.lock().unwrap());
+                result
+            }),
+        );
+    }
+
+    /// Every thread of node `idx` ends with its process (an exit, a
+    /// failure): their stores go, with the world unlocked.
+    fn end_threads(&mut self, idx: usize) {
+        let threads = std::mem::take(&mut self.threads[idx]);
+        drop(threads);
+        self.procs[idx] = None;
+    }
+
     /// Fires due events; returns the nodes to drop and to restart (done by
     /// the caller with the world unlocked: dropping a store may unwind a
     /// fiber that takes the lock).
@@ -129,7 +213,7 @@ impl Scheduler {
         let now = w.now;
         while let Some(ev) = w.events.pop_due(now) {
             match ev {
-                Event::Wake { node_idx, wait_id } => w.wake(node_idx, wait_id),
+                Event::Wake { node_idx, tid, wait_id } => w.wake(node_idx, tid, wait_id),
                 Event::Fault { plan_idx } => w.apply_planned(plan_idx),
                 Event::Restart { node_idx, generation } => {
                     let n = &mut w.nodes[node_idx];
@@ -156,6 +240,7 @@ impl Scheduler {
     fn drop_and_restart(&mut self, drops: Vec<usize>, restarts: Vec<usize>) {
         for idx in drops {
             self.futures[idx] = None;
+            self.end_threads(idx);
         }
         for idx in restarts {
             self.launch(idx);
@@ -177,6 +262,7 @@ impl Scheduler {
     fn steps(&mut self, duration: VTime, mut pause: Option<&mut (dyn crate::snapshot::Pause + '_)>) -> (EndReason, Option<Failure>) {
         let mut cx = Context::from_waker(Waker::noop());
         let mut runnable: Vec<usize> = Vec::with_capacity(self.futures.len());
+        let mut tids: Vec<u32> = Vec::new();
         loop {
             let (drops, restarts) = {
                 let mut w = self.world.lock().unwrap();
@@ -219,27 +305,58 @@ impl Scheduler {
                     }
                 }
                 let pick = if runnable.len() == 1 { runnable[0] } else { runnable[w.streams.below(Stream::Sched, runnable.len() as u64) as usize] };
+                // Then one of its threads: drawn only when several can run,
+                // so a guest without threads draws exactly what it did.
+                w.nodes[pick].runnable_tids(&mut tids);
+                let tid = if tids.len() == 1 { tids[0] } else { tids[w.streams.below(Stream::Sched, tids.len() as u64) as usize] };
                 w.step += 1;
                 w.trace.step(pick, now);
-                pick
+                (pick, tid)
             };
-            let fut = self.futures[pick].as_mut().expect("a runnable node has a future");
-            let polled = fut.as_mut().poll(&mut cx);
+            let (pick, tid) = pick;
+            let fut = match tid {
+                0 => self.futures[pick].as_mut(),
+                t => self.threads[pick].get_mut(&t),
+            };
+            let polled = fut.expect("a runnable thread has a future").as_mut().poll(&mut cx);
             let finished = {
                 let mut w = self.world.lock().unwrap();
                 match polled {
                     Poll::Pending => {
-                        if w.nodes[pick].status == Status::Runnable {
+                        if w.nodes[pick].thread_status(tid) == Some(Status::Runnable) {
                             // No blocking call: the fuel quantum ran out.
-                            w.charge_quantum(pick, FUEL_QUANTUM);
+                            w.charge_quantum(pick, tid, FUEL_QUANTUM);
+                        }
+                        let spawns = std::mem::take(&mut w.nodes[pick].threads.spawns);
+                        drop(w);
+                        for (t, arg) in spawns {
+                            self.start_thread(pick, t, arg);
                         }
                         None
                     }
-                    Poll::Ready(result) => Some(finish(&mut w, pick, result)),
+                    // A spawned thread that returns ends alone.
+                    Poll::Ready(Ok(())) if tid != 0 => {
+                        w.nodes[pick].threads.threads.remove(&tid);
+                        let spawns = std::mem::take(&mut w.nodes[pick].threads.spawns);
+                        drop(w);
+                        self.threads[pick].remove(&tid);
+                        for (t, arg) in spawns {
+                            self.start_thread(pick, t, arg);
+                        }
+                        None
+                    }
+                    // The main thread's end, or any thread's exit or trap,
+                    // ends the process and every thread of it.
+                    Poll::Ready(result) => {
+                        let failure = finish(&mut w, pick, result);
+                        w.nodes[pick].threads.clear();
+                        Some(failure)
+                    }
                 }
             };
             if let Some(failure) = finished {
                 self.futures[pick] = None;
+                self.end_threads(pick);
                 if let Some(f) = failure {
                     return (EndReason::Failure, Some(f));
                 }
@@ -281,6 +398,12 @@ fn flush_output(ctx: &mut NodeCtx) {
     let NodeCtx { world, local } = ctx;
     let mut w = world.lock().unwrap();
     let idx = local.idx;
+    // A threaded process's stdio is the world's between host calls.
+    if let Some(mut shared) = w.nodes[idx].threads.shared.take() {
+        shared.stdout.flush(|l| w.output(idx, crate::trace::Stdio::Stdout, l));
+        shared.stderr.flush(|l| w.output(idx, crate::trace::Stdio::Stderr, l));
+        return;
+    }
     local.stdout.flush(|l| w.output(idx, crate::trace::Stdio::Stdout, l));
     local.stderr.flush(|l| w.output(idx, crate::trace::Stdio::Stderr, l));
 }

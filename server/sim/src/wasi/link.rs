@@ -135,6 +135,7 @@ pub fn linker(engine: &wasmtime::Engine) -> wasmtime::Result<(Linker<NodeCtx>, B
     l.func_wrap_async(WASI, "sched_yield", |mut caller: Caller<'_, NodeCtx>, (): ()| {
         Box::new(async move { proc::sched_yield(&mut caller).await })
     })?;
+    super::threads::link(&mut l)?;
     Ok((l, names))
 }
 
@@ -193,6 +194,11 @@ pub fn stub_unknown_imports(l: &mut Linker<NodeCtx>, names: &BTreeSet<&'static s
             continue;
         }
         if import.module() == crate::abi::MODULE && names.contains(format!("seedfall::{}", import.name()).as_str()) {
+            continue;
+        }
+        // Guest threads' calls (`wasi::threads`), defined for every module.
+        use crate::threads::{MODULE as FUTEX_MODULE, SPAWN, SPAWN_LEGACY, SPAWN_MODULE};
+        if (import.module() == SPAWN_MODULE && [SPAWN, SPAWN_LEGACY].contains(&import.name())) || import.module() == FUTEX_MODULE {
             continue;
         }
         let call = format!("{}::{}", import.module(), import.name());

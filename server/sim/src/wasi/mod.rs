@@ -23,6 +23,7 @@ pub mod path;
 pub mod poll;
 pub mod proc;
 pub mod sock;
+pub mod threads;
 pub mod work;
 
 use crate::node::{NodeCtx, NodeLocal};
@@ -53,13 +54,20 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
     }
     let new_functions = crate::node::new_functions(&mut *caller);
     let memory = caller.data().local.memory;
+    let shared = caller.data().local.shared_memory.clone();
     let (result, fuel_after) = {
-        let (mem, ctx): (&mut [u8], &mut NodeCtx) = match memory {
-            Some(m) => m.data_and_store_mut(&mut *caller),
-            None => (&mut [], caller.data_mut()),
+        let (mem, ctx): (&mut [u8], &mut NodeCtx) = match (memory, &shared) {
+            (_, Some(m)) => (shared_bytes(m), caller.data_mut()),
+            (Some(m), None) => m.data_and_store_mut(&mut *caller),
+            (None, None) => (&mut [], caller.data_mut()),
         };
         let NodeCtx { world, local } = ctx;
         let mut world = world.lock().expect("the world lock is never poisoned: one thread per run");
+        // A threaded process's descriptors and stdio, lent to this thread
+        // for the call (swapped, not copied: a few pointers).
+        if shared.is_some() {
+            lend(&mut world.nodes[local.idx].threads, local);
+        }
         let started = world.profile.then(std::time::Instant::now);
         // Coverage probes' first-entry fuel is given back: a run burns the
         // same fuel, so keeps the same virtual times, at any granularity of
@@ -71,7 +79,7 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
         }
         // Grows since the last call were charged to the node, not yet to its fuel.
         let fuel_now = (fuel_left + refund).saturating_sub(local.work.take_pending());
-        world.charge_compute(local.idx, fuel_now);
+        world.charge_compute(local.idx, local.tid, fuel_now);
         world.host_calls += 1;
         let now = world.now;
         world.disks[local.idx].tick(now);
@@ -83,7 +91,7 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
         // A run the world has ended (a bound hit) stops at the guest's next
         // instruction, not at its next block: it must not keep writing.
         let fuel_after = if world.fault.is_some() { 0 } else { fuel_now.saturating_sub(cost) };
-        world.charge_compute(local.idx, fuel_after);
+        world.charge_compute(local.idx, local.tid, fuel_after);
         let ops_after = world.disks[local.idx].ops;
         let (fds, mappings) = (&local.fds, &local.mappings);
         world.disks[local.idx].collect_orphans(|ino| fds.holds(ino) || mappings.iter().any(|m| m.ino == ino));
@@ -97,6 +105,9 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
         if world.keep_handles {
             world.nodes[local.idx].handles = local.fds.handles();
         }
+        if shared.is_some() {
+            lend(&mut world.nodes[local.idx].threads, local);
+        }
         if let Some(t) = started {
             world.host_ns += t.elapsed().as_nanos() as u64;
         }
@@ -106,4 +117,30 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
     caller.set_fuel(fuel_after).expect("fuel metering is always on");
     crate::node::profile_resumes(caller, fuel_after);
     result
+}
+
+/// A shared memory's bytes as one slice.
+///
+/// Sound here, where it would not be in general: a run is one OS thread,
+/// and every other thread of this guest is parked at a host call or a fuel
+/// yield while this call runs, so nothing else reads or writes the memory
+/// meanwhile; and the slice does not outlive the call.
+fn shared_bytes<'a>(m: &wasmtime::SharedMemory) -> &'a mut [u8] {
+    let data = m.data();
+    // SAFETY: see above; `UnsafeCell<u8>` has the layout of `u8`, and a
+    // shared memory's base never moves (it is reserved to its maximum).
+    unsafe { std::slice::from_raw_parts_mut(std::cell::UnsafeCell::raw_get(data.as_ptr()), data.len()) }
+}
+
+/// Swaps a threaded process's shared state between the world (between
+/// calls) and the calling thread's `NodeLocal` (during one): called before
+/// and after every host call of a threaded guest.
+fn lend(threads: &mut crate::world::threads::NodeThreads, local: &mut NodeLocal) {
+    let shared = threads.shared.get_or_insert_with(Default::default);
+    std::mem::swap(&mut shared.fds, &mut local.fds);
+    std::mem::swap(&mut shared.mappings, &mut local.mappings);
+    std::mem::swap(&mut shared.stdio_flags, &mut local.stdio_flags);
+    std::mem::swap(&mut shared.stdout, &mut local.stdout);
+    std::mem::swap(&mut shared.stderr, &mut local.stderr);
+    std::mem::swap(&mut shared.antithesis, &mut local.antithesis);
 }

@@ -11,7 +11,6 @@ use super::layout::*;
 use super::{clock, host, mem, Cx};
 use crate::node::NodeCtx;
 use crate::vtime::VTime;
-use crate::world::Status;
 use std::future::poll_fn;
 use std::task::Poll;
 use wasmtime::Caller;
@@ -169,27 +168,18 @@ pub async fn poll_oneoff(caller: &mut Caller<'_, NodeCtx>, subs: u32, out: u32, 
 /// another event; with `wants_net`, by activity on its sockets). Resets the
 /// watchdog: blocking is progress.
 pub async fn suspend(caller: &mut Caller<'_, NodeCtx>, deadline: Option<VTime>, wants_net: bool) -> wasmtime::Result<()> {
-    let idx = caller.data().local.idx;
+    let (idx, tid) = (caller.data().local.idx, caller.data().local.tid);
     let world_handle = caller.data().world.clone();
     let (budget, wait_id) = {
         let mut world = world_handle.lock().unwrap();
         crate::node::harvest_coverage(&mut *caller, idx, &mut world);
-        let wait_id = world.block(idx, deadline, wants_net);
+        let wait_id = world.block(idx, tid, deadline, wants_net);
         (world.limits.watchdog_instructions, wait_id)
     };
     caller.set_fuel(budget)?;
     caller.data_mut().local.work.reset();
     let world = caller.data().world.clone();
-    poll_fn(|_| {
-        let w = world.lock().unwrap();
-        let node = &w.nodes[idx];
-        if node.status == Status::Runnable || node.wait_id != wait_id {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await;
+    poll_fn(|_| if world.lock().unwrap().waiting(idx, tid, wait_id) { Poll::Pending } else { Poll::Ready(()) }).await;
     crate::node::profile_resumes(caller, budget);
     Ok(())
 }

@@ -177,6 +177,8 @@ impl World {
         let report = if kill { crate::disk::CrashReport::default() } else { self.disks[node_idx].crash(torn, |n| streams.below(Stream::Disk, n as u64) as usize) };
         let n = &mut self.nodes[node_idx];
         n.status = Status::Crashed;
+        // Every thread dies with the process (the scheduler drops them).
+        n.threads.clear();
         n.generation += 1;
         n.paused_until = None;
         n.stderr_tail.clear();

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 mod faults;
 pub(crate) mod storage;
+pub mod threads;
 
 /// Bound on the missing folders a node remembers for a hint.
 pub const MISSING_DIRS_MAX: usize = 16;
@@ -78,6 +79,9 @@ pub struct NodeState {
     /// a run is asked for a moment (`World::keep_handles`): the table itself
     /// lives in the instance's store, out of the scheduler's reach.
     pub handles: Vec<crate::moment::Handle>,
+    /// Spawned guest threads and their futexes (`threads`); empty for a
+    /// guest without threads.
+    pub threads: threads::NodeThreads,
     skew_id: u64,
 }
 
@@ -99,6 +103,7 @@ impl NodeState {
             missing_dirs: Vec::new(),
             unsupported: Vec::new(),
             handles: Vec::new(),
+            threads: threads::NodeThreads::default(),
             skew_id: 0,
         }
     }
@@ -108,8 +113,30 @@ impl NodeState {
         matches!(self.status, Status::Runnable | Status::Blocked)
     }
 
+    /// Some thread of it can run now: the main thread (a guest without
+    /// threads has only that one) or a spawned one, and it is not paused.
     pub fn schedulable(&self, now: VTime) -> bool {
-        self.status == Status::Runnable && self.paused_until.is_none_or(|u| u <= now)
+        let runnable = self.status == Status::Runnable || (self.alive() && self.threads.runnable().next().is_some());
+        runnable && self.paused_until.is_none_or(|u| u <= now)
+    }
+
+    /// The threads that can run, main (0) first, by tid.
+    pub fn runnable_tids(&self, out: &mut Vec<u32>) {
+        out.clear();
+        if self.status == Status::Runnable {
+            out.push(0);
+        }
+        if self.alive() {
+            out.extend(self.threads.runnable());
+        }
+    }
+
+    /// A thread's status: the main thread's is the node's.
+    pub fn thread_status(&self, tid: u32) -> Option<Status> {
+        match tid {
+            0 => Some(self.status),
+            t => self.threads.threads.get(&t).map(|t| t.status),
+        }
     }
 }
 
@@ -370,12 +397,22 @@ impl World {
     /// Charges the compute a node did since its last charge as virtual time:
     /// the cluster shares one simulated CPU, so a node that spins on the
     /// clock sees time pass and others' timers come due.
-    pub fn charge_compute(&mut self, node_idx: usize, fuel_left: u64) {
+    pub fn charge_compute(&mut self, node_idx: usize, tid: u32, fuel_left: u64) {
         let consumed = self.limits.watchdog_instructions.saturating_sub(fuel_left);
-        let node = &mut self.nodes[node_idx];
-        let fresh = consumed.saturating_sub(node.fuel_charged);
-        node.fuel_charged = node.fuel_charged.max(consumed);
+        let charged = self.fuel_charged_mut(node_idx, tid);
+        let fresh = consumed.saturating_sub(*charged);
+        *charged = (*charged).max(consumed);
         self.advance(fresh.saturating_mul(self.limits.ns_per_instruction));
+    }
+
+    /// The fuel already charged as time for one thread: each thread's store
+    /// has its own fuel, so each keeps its own count.
+    fn fuel_charged_mut(&mut self, node_idx: usize, tid: u32) -> &mut u64 {
+        let node = &mut self.nodes[node_idx];
+        match tid {
+            0 => &mut node.fuel_charged,
+            t => &mut node.threads.threads.get_mut(&t).expect("a running thread is alive").fuel_charged,
+        }
     }
 
     /// Moves the clock forward by `ns` of a node's work (compute, a disk
@@ -405,8 +442,8 @@ impl World {
     }
 
     /// A fuel-yield ended the step without a host call: charge the quantum.
-    pub fn charge_quantum(&mut self, node_idx: usize, fuel: u64) {
-        self.nodes[node_idx].fuel_charged += fuel;
+    pub fn charge_quantum(&mut self, node_idx: usize, tid: u32, fuel: u64) {
+        *self.fuel_charged_mut(node_idx, tid) += fuel;
         self.advance(fuel.saturating_mul(self.limits.ns_per_instruction));
     }
 
@@ -465,27 +502,54 @@ impl World {
     /// Blocks a node until `deadline` (or forever, until something wakes it);
     /// with `wants_net`, activity on its sockets wakes it too. Returns the
     /// wait's id.
-    pub fn block(&mut self, node_idx: usize, deadline: Option<VTime>, wants_net: bool) -> u64 {
+    /// Thread `tid` of a node (0: main) waits until woken by `wait_id`, at
+    /// `deadline` or by an event (network activity, with `wants_net`).
+    pub fn block(&mut self, node_idx: usize, tid: u32, deadline: Option<VTime>, wants_net: bool) -> u64 {
         let node = &mut self.nodes[node_idx];
-        assert_eq!(node.status, Status::Runnable, "only a running node can block");
-        node.wait_id += 1;
-        node.status = Status::Blocked;
-        node.wants_net = wants_net;
-        node.fuel_charged = 0;
-        let wait_id = node.wait_id;
+        let (status, wait, net, fuel) = match tid {
+            0 => (&mut node.status, &mut node.wait_id, &mut node.wants_net, &mut node.fuel_charged),
+            t => {
+                let t = node.threads.threads.get_mut(&t).expect("a running thread is alive");
+                (&mut t.status, &mut t.wait_id, &mut t.wants_net, &mut t.fuel_charged)
+            }
+        };
+        assert_eq!(*status, Status::Runnable, "only a running thread can block");
+        *wait += 1;
+        *status = Status::Blocked;
+        *net = wants_net;
+        *fuel = 0;
+        let wait_id = *wait;
         if let Some(at) = deadline {
             let at = at.max(self.now);
-            if self.events.push(at, Event::Wake { node_idx, wait_id }).is_err() {
+            if self.events.push(at, Event::Wake { node_idx, tid, wait_id }).is_err() {
                 self.fault.get_or_insert_with(|| "the event queue is full (a timer storm?)".to_string());
             }
         }
         wait_id
     }
 
-    pub fn wake(&mut self, node_idx: usize, wait_id: u64) {
+    pub fn wake(&mut self, node_idx: usize, tid: u32, wait_id: u64) {
         let node = &mut self.nodes[node_idx];
-        if node.status == Status::Blocked && node.wait_id == wait_id {
-            node.status = Status::Runnable;
+        let (status, wait) = match tid {
+            0 => (&mut node.status, node.wait_id),
+            t => match node.threads.threads.get_mut(&t) {
+                Some(t) => (&mut t.status, t.wait_id),
+                None => return,
+            },
+        };
+        if *status == Status::Blocked && wait == wait_id {
+            *status = Status::Runnable;
+        }
+    }
+
+    /// Whether thread `tid` still waits in `wait_id`: until it is runnable
+    /// again or in another wait. (A thread that is gone, or a node that is
+    /// down, stays waiting: its future is dropped, never resumed.)
+    pub fn waiting(&self, node_idx: usize, tid: u32, wait_id: u64) -> bool {
+        let node = &self.nodes[node_idx];
+        match tid {
+            0 => !(node.status == Status::Runnable || node.wait_id != wait_id),
+            t => node.threads.threads.get(&t).is_none_or(|t| !(t.status == Status::Runnable || t.wait_id != wait_id)),
         }
     }
 
@@ -496,10 +560,17 @@ impl World {
             self.push_event(at, Event::Net(ev));
         }
         for idx in fx.wake {
-            let n = &self.nodes[idx];
+            let n = &mut self.nodes[idx];
             if n.wants_net && n.status == Status::Blocked {
                 let wait_id = n.wait_id;
-                self.wake(idx, wait_id);
+                self.wake(idx, 0, wait_id);
+            }
+            // Every thread of the node that waits on a socket looks again.
+            let n = &mut self.nodes[idx];
+            for t in n.threads.threads.values_mut() {
+                if t.wants_net && t.status == Status::Blocked {
+                    t.status = Status::Runnable;
+                }
             }
         }
         for (idx, text) in fx.notes {
