@@ -5,7 +5,7 @@
 //! machine is probed by `seedfall_search::toolchain`.
 use clap::Args;
 use seedfall_search::toolchain::{self, WasmTarget, GO_MIN};
-use seedfall_sim::config::WasmSource;
+use seedfall_sim::config::{RustTarget, WasmSource};
 use seedfall_sim::memory::human;
 use std::path::{Path, PathBuf};
 
@@ -46,14 +46,23 @@ pub fn main(a: DoctorArgs) -> i32 {
     // Loading names what is wrong with a given path (missing, a folder, a
     // device); only the default may be absent.
     let config = (given || path.is_file()).then(|| seedfall_sim::Config::load(&path));
-    let (needs_go, needs_rust) = match &config {
-        Some(Ok(c)) => (c.nodes.iter().any(|n| matches!(n.source, WasmSource::Go { .. })), c.nodes.iter().any(|n| matches!(n.source, WasmSource::Cargo { .. }))),
+    let (needs_go, needs_rust, needs_threads) = match &config {
+        Some(Ok(c)) => (
+            c.nodes.iter().any(|n| matches!(n.source, WasmSource::Go { .. })),
+            c.nodes.iter().any(|n| matches!(n.source, WasmSource::Cargo { .. })),
+            c.nodes.iter().any(|n| matches!(n.source, WasmSource::Cargo { target: RustTarget::Wasip1Threads, .. })),
+        ),
         // No config (or a broken one): whatever a config could need.
-        _ => (true, true),
+        _ => (true, true, true),
     };
     // What a config does not need is a warning, not a failure.
     let need = |needed: bool| if needed { Level::Fail } else { Level::Warn };
     let mut checks = vec![go(need(needs_go)), rust_target(need(needs_rust))];
+    // The threads target only where something may build for it: a config
+    // without threaded nodes is not warned about it.
+    if needs_threads {
+        checks.extend(rust_threads_target());
+    }
     checks.push(cache(&path));
     checks.push(machine());
     match config {
@@ -105,10 +114,22 @@ fn go(level: Level) -> Check {
 }
 
 fn rust_target(level: Level) -> Check {
-    match toolchain::rust_wasm_target() {
+    match toolchain::rust_wasm_target(RustTarget::Wasip1.name()) {
         WasmTarget::NoRustup => problem(level, "rustup: not found (Rust guests build with cargo for wasm32-wasip1)".into(), "install Rust with rustup (https://rustup.rs), then: rustup target add wasm32-wasip1"),
         WasmTarget::Installed => ok("rust: the wasm32-wasip1 target is installed".into()),
         WasmTarget::Missing => problem(level, "rust: the wasm32-wasip1 target is not installed".into(), "rustup target add wasm32-wasip1"),
+    }
+}
+
+/// The target of Rust programs that start threads (`"cargo": {"target":
+/// "wasm32-wasip1-threads"}`); nothing when rustup is missing, which the
+/// wasm32-wasip1 check already says with its fix.
+fn rust_threads_target() -> Option<Check> {
+    let target = RustTarget::Wasip1Threads.name();
+    match toolchain::rust_wasm_target(target) {
+        WasmTarget::NoRustup => None,
+        WasmTarget::Installed => Some(ok(format!("rust: the {target} target is installed (for programs that start threads)"))),
+        WasmTarget::Missing => Some(problem(Level::Fail, format!("rust: the {target} target is not installed (nodes with \"cargo\": {{\"target\": \"{target}\"}} build for it)"), &format!("rustup target add {target}"))),
     }
 }
 

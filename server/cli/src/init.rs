@@ -136,7 +136,7 @@ fn recipe_line(p: &FoundProgram) -> String {
     let (kind, r) = &p.recipe;
     match *kind {
         "go" => format!("go {}{}", r["package"].as_str().unwrap_or("."), if p.net { " (net)" } else { "" }),
-        _ => format!("cargo --bin {}", r["bin"].as_str().unwrap_or("")),
+        _ => format!("cargo --bin {}{}", r["bin"].as_str().unwrap_or(""), r.get("target").and_then(Value::as_str).map(|t| format!(" ({t})")).unwrap_or_default()),
     }
 }
 

@@ -277,7 +277,7 @@ fn first_run_failures_say_what_happened_and_what_to_do() {
     assert!(f["hint"].as_str().unwrap().contains("datagram (UDP) sockets are not simulated"), "{f}");
     // A Rust program that needs a thread.
     let f = first_failure(&firstrun("teach-thread", r#"{ "name": "app", "cargo": $RUST, "args": ["thread"] }"#));
-    assert!(f["hint"].as_str().unwrap().contains("wasm32-wasip1 has no threads"), "{f}");
+    assert!(f["hint"].as_str().unwrap().contains(r#"wasm32-wasip1 has no threads, so std::thread::spawn fails: build for wasm32-wasip1-threads with "cargo": {"target": "wasm32-wasip1-threads"}"#), "{f}");
     // A Rust error that names no path (`Os { code: 44, kind: NotFound }`).
     let f = first_failure(&firstrun("teach-rust-enoent", r#"{ "name": "app", "cargo": $RUST, "args": ["acks"] }"#));
     assert!(f["hint"].as_str().unwrap_or("").contains(r#"add "disk": {"dirs": ["/var/lib/acks"]}"#), "{f}");

@@ -1,8 +1,8 @@
 //! Discovery for `seedfall init`: the programs of a Go module (its main
 //! packages for wasip1) or a cargo package or workspace (its binaries), what
-//! they need (the network, Go's storage overlay), and the absolute folders
-//! their sources name. Returns what it found; `init` asks, prints and
-//! writes the config.
+//! they need (the network, Go's storage overlay, Rust's threads target),
+//! and the absolute folders their sources name. Returns what it found;
+//! `init` asks, prints and writes the config.
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,36 @@ const PROGRAMS_MAX: usize = 64;
 /// Go modules whose storage code needs seedfall's storage overlay on wasip1
 /// (mmap, flock, x/sys/unix): docs/sdk-go.md#storage.
 const GO_STORAGE_MODULES: [&str; 6] = ["go.etcd.io/bbolt", "github.com/dgraph-io/badger", "github.com/cockroachdb/pebble", "go.etcd.io/etcd/server/v3/storage/wal", "github.com/hashicorp/raft-boltdb", "github.com/hashicorp/raft-wal"];
+
+/// Dependencies of a cargo package that start threads: rayon's pool and
+/// crossbeam's scoped threads (and its channels, used between threads).
+fn threads_crate(dep: &str) -> bool {
+    dep == "rayon" || dep == "rayon-core" || dep.starts_with("crossbeam")
+}
+
+/// What in a Rust source starts a thread, so the program needs
+/// wasm32-wasip1-threads. `std::thread` alone does not: `thread::sleep`
+/// and `yield_now` work on plain wasm32-wasip1.
+const RUST_THREAD_STARTS: [&str; 5] = ["thread::spawn", "thread::scope", "thread::Builder", "rayon::", "crossbeam::"];
+
+/// The first sign, in `sources`, that the program starts threads: the
+/// token and the file's name.
+fn starts_threads(sources: &[PathBuf]) -> Option<(String, String)> {
+    for f in sources.iter().take(SOURCE_FILES_MAX) {
+        let Ok(text) = seedfall_sim::files::read_text(f, SOURCE_BYTES_MAX, "the source file") else { continue };
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            // `use std::thread::{self, spawn};` then a bare `spawn(..)`.
+            let imported = code.trim_start().starts_with("use std::thread::") && ["spawn", "scope", "Builder"].iter().any(|w| code.contains(w));
+            let token = RUST_THREAD_STARTS.iter().find(|t| code.contains(*t)).map(|t| t.to_string()).or_else(|| imported.then(|| code.trim().trim_end_matches(';').to_string()));
+            if let Some(token) = token {
+                let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                return Some((token, name));
+            }
+        }
+    }
+    None
+}
 
 /// A node name from a program's name: letters, digits, `-`, `_`.
 pub fn node_name(raw: &str) -> Option<String> {
@@ -172,7 +202,12 @@ pub fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<FoundProgram>
     for pkg in if workspace { packages } else { here } {
         let deps: BTreeSet<&str> = pkg["dependencies"].as_array().into_iter().flatten().filter_map(|d| d["name"].as_str()).collect();
         let net = deps.contains("wasmedge_wasi_socket") || deps.contains("wasmedge-wasi-socket");
-        let bins: Vec<&Value> = pkg["targets"].as_array().into_iter().flatten().filter(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|x| x == "bin"))).collect();
+        let threads_dep = deps.iter().find(|d| threads_crate(d)).map(|d| d.to_string());
+        let kind_is = |t: &Value, kind: &str| t["kind"].as_array().is_some_and(|k| k.iter().any(|x| x == kind));
+        let target_dir = |t: &Value| t["src_path"].as_str().map(PathBuf::from).and_then(|p| p.parent().map(Path::to_path_buf));
+        // The package's library, which its binaries may start threads through.
+        let lib_sources: Vec<PathBuf> = pkg["targets"].as_array().into_iter().flatten().filter(|t| kind_is(t, "lib")).filter_map(target_dir).flat_map(|d| rust_sources(&d)).collect();
+        let bins: Vec<&Value> = pkg["targets"].as_array().into_iter().flatten().filter(|t| kind_is(t, "bin")).collect();
         for t in bins.into_iter().take(PROGRAMS_MAX) {
             let bin = t["name"].as_str().unwrap_or_default();
             let mut recipe = Map::new();
@@ -185,8 +220,16 @@ pub fn cargo_programs(dir: &Path, config_dir: &Path) -> Result<Vec<FoundProgram>
             if net {
                 why.push("It depends on wasmedge_wasi_socket: its sockets are on the simulated network (docs/network.md#rust).".into());
             }
-            let src = t["src_path"].as_str().map(PathBuf::from).and_then(|p| p.parent().map(Path::to_path_buf)).unwrap_or_else(|| dir.join("src"));
+            let src = target_dir(t).unwrap_or_else(|| dir.join("src"));
             let sources = rust_sources(&src);
+            let threads = match &threads_dep {
+                Some(dep) => Some(format!("It depends on {dep}")),
+                None => starts_threads(&sources).or_else(|| starts_threads(&lib_sources)).map(|(token, file)| format!("Its sources start threads ({token} in {file})")),
+            };
+            if let Some(reason) = threads {
+                recipe.insert("target".into(), json!(seedfall_sim::config::RustTarget::Wasip1Threads.name()));
+                why.push(format!("{reason}: built for wasm32-wasip1-threads, where each thread runs as a fiber of its node (docs/sdk-rust.md#threads)."));
+            }
             programs.push(FoundProgram { name: node_name(bin).unwrap_or_else(|| "app".into()), recipe: ("cargo", Value::Object(recipe)), why, dirs: disk_dirs(&sources), net });
         }
     }
@@ -333,6 +376,27 @@ mod tests {
         .unwrap();
         let dirs: Vec<String> = disk_dirs(&[src]).into_iter().collect();
         assert_eq!(dirs, ["/srv/db", "/srv/db/wal", "/var/lib/app"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn threads_are_seen_where_they_start_not_where_a_thread_sleeps() {
+        let dir = std::env::temp_dir().join(format!("seedfall-init-threads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let sleeps = file("sleeps.rs", "use std::thread;\nfn main() {\n    // thread::spawn would need threads\n    thread::sleep(std::time::Duration::from_millis(1));\n    std::thread::yield_now();\n}\n");
+        assert_eq!(starts_threads(&[sleeps.clone()]), None);
+        let spawns = file("spawns.rs", "fn main() {\n    let h = std::thread::spawn(|| 1);\n    h.join().unwrap();\n}\n");
+        assert_eq!(starts_threads(&[sleeps.clone(), spawns]), Some(("thread::spawn".into(), "spawns.rs".into())));
+        let imported = file("imported.rs", "use std::thread::{self, scope};\nfn main() { scope(|_| {}); }\n");
+        assert_eq!(starts_threads(&[imported]), Some(("use std::thread::{self, scope}".into(), "imported.rs".into())));
+        let pool = file("pool.rs", "use rayon::prelude::*;\nfn main() {}\n");
+        assert_eq!(starts_threads(&[pool]).unwrap().0, "rayon::");
+        assert!(threads_crate("rayon") && threads_crate("crossbeam-channel") && !threads_crate("serde"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

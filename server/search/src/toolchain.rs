@@ -1,6 +1,7 @@
 //! What this machine brings to building guests, probed for `seedfall
-//! doctor`: its Go, Rust's wasm32-wasip1 target, and the build cache they
-//! fill. Returns what it found; `doctor` judges and prints it.
+//! doctor`: its Go, Rust's wasm32-wasip1 (and wasm32-wasip1-threads)
+//! targets, and the build cache they fill. Returns what it found; `doctor`
+//! judges and prints it.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -39,12 +40,13 @@ pub enum WasmTarget {
     Installed,
 }
 
-/// Whether rustup lists wasm32-wasip1 among its installed targets.
-pub fn rust_wasm_target() -> WasmTarget {
+/// Whether rustup lists `target` (`wasm32-wasip1`, `wasm32-wasip1-threads`)
+/// among its installed targets.
+pub fn rust_wasm_target(target: &str) -> WasmTarget {
     let Ok(out) = Command::new("rustup").args(["target", "list", "--installed"]).output() else {
         return WasmTarget::NoRustup;
     };
-    if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == "wasm32-wasip1") {
+    if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == target) {
         return WasmTarget::Installed;
     }
     WasmTarget::Missing

@@ -27,8 +27,11 @@ pub fn hint(kind: FailureKind, message: &str, stderr: &[&str], unsupported: &[St
     if said_any(&["write udp ", "dial udp ", "read udp ", "listen udp "]) {
         return Some(format!("datagram (UDP) sockets are not simulated, only TCP streams are (docs/network.md); a program that needs UDP (DNS lookups to a server, QUIC) cannot run its UDP part here ({DOCS})"));
     }
-    if said_any(&["failed to spawn thread", "thread::spawn", "can't spawn"]) || (said("operation not supported on this platform") && said("thread")) {
-        return Some(format!("wasm32-wasip1 has no threads, so std::thread::spawn fails: do the work on the main thread, or in an async runtime's current-thread executor ({DOCS})"));
+    // A spawn refused for want of room (EAGAIN: `WouldBlock`) comes from a
+    // build that has threads, so it is not this hint's.
+    let refused_for_room = said_any(&["WouldBlock", "Resource temporarily unavailable"]);
+    if !refused_for_room && (said_any(&["failed to spawn thread", "thread::spawn", "can't spawn"]) || (said("operation not supported on this platform") && said("thread"))) {
+        return Some("wasm32-wasip1 has no threads, so std::thread::spawn fails: build for wasm32-wasip1-threads with \"cargo\": {\"target\": \"wasm32-wasip1-threads\"} (docs/sdk-rust.md#threads)".into());
     }
     if !unsupported.is_empty() && (said_any(&["not supported", "unsupported", "not implemented", "ENOSYS", "ENOTSUP"]) || kind == FailureKind::Exit) {
         return Some(format!("it called {}, which seedfall does not provide (the call returned an error): what a guest may call is in docs/abi.md ({DOCS})", unsupported.join(", ")));
@@ -57,7 +60,9 @@ mod tests {
         let h = |kind, message: &str, stderr: &[&str]| hint(kind, message, stderr, &[]).unwrap_or_default();
         assert!(h(FailureKind::Exit, "exited with code 2", &["fatal error: all goroutines are asleep - deadlock!"]).contains("every goroutine"));
         assert!(h(FailureKind::Panic, "dial tcp 10.0.0.2:7000: connect: connection refused", &[]).contains("nothing was listening"));
-        assert!(h(FailureKind::Panic, "failed to spawn thread: Error { kind: Unsupported }", &[]).contains("no threads"));
+        let threads = h(FailureKind::Panic, "failed to spawn thread: Error { kind: Unsupported }", &[]);
+        assert!(threads.contains("no threads") && threads.contains(r#"build for wasm32-wasip1-threads with "cargo": {"target": "wasm32-wasip1-threads"} (docs/sdk-rust.md#threads)"#), "{threads}");
+        assert!(!h(FailureKind::Panic, "failed to spawn thread: Os { code: 6, kind: WouldBlock, message: \"Resource temporarily unavailable\" }", &[]).contains("no threads"));
         assert!(h(FailureKind::Exit, "exited with code 2", &["flag provided but not defined: -prot", "Usage of kv:"]).contains("it said on stderr: flag provided but not defined: -prot"));
         assert!(hint(FailureKind::Exit, "exited with code 1", &[], &["sock_accept".into()]).unwrap().contains("it called sock_accept"));
         assert_eq!(hint(FailureKind::Property, "acknowledged writes survive crashes", &[], &[]), None);
