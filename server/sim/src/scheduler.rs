@@ -121,7 +121,12 @@ impl Scheduler {
             LaunchModule::Threaded(t) => match t.link(&l.engine, &store, l.memory_bytes_max) {
                 Ok((pre, shared)) => {
                     store.data_mut().local.shared_memory = Some(shared.clone());
-                    self.world.lock().unwrap().nodes[idx].threads.threaded = true;
+                    let q = {
+                        let mut w = self.world.lock().unwrap();
+                        w.nodes[idx].threads.threaded = true;
+                        w.draw_quantum(idx, 0)
+                    };
+                    store.fuel_async_yield_interval(Some(q)).expect("fuel is on");
                     self.procs[idx] = Some((pre.clone(), shared));
                     pre
                 }
@@ -176,6 +181,8 @@ impl Scheduler {
         let (pre, shared) = self.procs[idx].clone().expect("only a threaded incarnation spawns");
         let (mut store, _) = self.store(idx, tid);
         store.data_mut().local.shared_memory = Some(shared);
+        let q = self.world.lock().unwrap().draw_quantum(idx, tid);
+        store.fuel_async_yield_interval(Some(q)).expect("fuel is on");
         let coverage = self.launches[idx].coverage;
         let instantiate_ns = self.instantiate_ns.clone();
         self.threads[idx].insert(
@@ -324,8 +331,10 @@ impl Scheduler {
                 match polled {
                     Poll::Pending => {
                         if w.nodes[pick].thread_status(tid) == Some(Status::Runnable) {
-                            // No blocking call: the fuel quantum ran out.
-                            w.charge_quantum(pick, tid, FUEL_QUANTUM);
+                            // No blocking call: the fuel quantum ran out (a
+                            // threaded guest's was drawn, `draw_quantum`).
+                            let q = w.nodes[pick].threads.quanta.get(&tid).copied().unwrap_or(FUEL_QUANTUM);
+                            w.charge_quantum(pick, tid, q);
                         }
                         let spawns = std::mem::take(&mut w.nodes[pick].threads.spawns);
                         drop(w);

@@ -55,7 +55,7 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
     let new_functions = crate::node::new_functions(&mut *caller);
     let memory = caller.data().local.memory;
     let shared = caller.data().local.shared_memory.clone();
-    let (result, fuel_after) = {
+    let (result, fuel_after, quantum) = {
         let (mem, ctx): (&mut [u8], &mut NodeCtx) = match (memory, &shared) {
             (_, Some(m)) => (shared_bytes(m), caller.data_mut()),
             (Some(m), None) => m.data_and_store_mut(&mut *caller),
@@ -108,11 +108,18 @@ pub fn host<R>(caller: &mut Caller<'_, NodeCtx>, call: impl FnOnce(&mut Cx<'_>) 
         if shared.is_some() {
             lend(&mut world.nodes[local.idx].threads, local);
         }
+        // A threaded guest's next preemption point, drawn (see
+        // `world::threads::THREAD_QUANTUM_MAX`).
+        let quantum = shared.is_some().then(|| world.draw_quantum(local.idx, local.tid));
         if let Some(t) = started {
             world.host_ns += t.elapsed().as_nanos() as u64;
         }
-        (result, fuel_after)
+        (result, fuel_after, quantum)
     };
+    if let Some(q) = quantum {
+        // Takes effect with the `set_fuel` below.
+        caller.fuel_async_yield_interval(Some(q)).expect("fuel is on");
+    }
     // At zero the guest's next instruction trips the watchdog.
     caller.set_fuel(fuel_after).expect("fuel metering is always on");
     crate::node::profile_resumes(caller, fuel_after);

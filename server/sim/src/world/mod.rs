@@ -405,6 +405,14 @@ impl World {
         self.advance(fresh.saturating_mul(self.limits.ns_per_instruction));
     }
 
+    /// A threaded guest's thread `tid` gets its next quantum from the
+    /// `sched` stream (`threads::THREAD_QUANTUM_MAX`).
+    pub fn draw_quantum(&mut self, node_idx: usize, tid: u32) -> u64 {
+        let q = 1 + self.streams.below(Stream::Sched, threads::THREAD_QUANTUM_MAX);
+        self.nodes[node_idx].threads.quanta.insert(tid, q);
+        q
+    }
+
     /// The fuel already charged as time for one thread: each thread's store
     /// has its own fuel, so each keeps its own count.
     fn fuel_charged_mut(&mut self, node_idx: usize, tid: u32) -> &mut u64 {

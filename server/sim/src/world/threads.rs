@@ -19,6 +19,14 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// returns the error), whatever else the machine is doing.
 pub const THREADS_MAX: usize = 128;
 
+/// Bound on the instructions a thread of a threaded guest runs before the
+/// scheduler may switch threads, when it makes no host call: each thread's
+/// next quantum is drawn from the `sched` stream in 1..=this after every
+/// host call, so a switch can land on any instruction of a critical section
+/// that calls nothing (a data race), and a seed names where. Guests without
+/// threads keep `scheduler::FUEL_QUANTUM` and draw nothing.
+pub const THREAD_QUANTUM_MAX: u64 = 10_000;
+
 /// What a failed `thread-spawn` returns: -EAGAIN, which wasi-libc's
 /// `pthread_create` turns into EAGAIN.
 pub const SPAWN_FAILED: i32 = -6;
@@ -62,6 +70,9 @@ pub struct NodeThreads {
     pub futex: BTreeMap<u64, VecDeque<(u32, u64)>>,
     /// (tid, wait_id) woken by a notify, not yet seen by the waiter.
     pub notified: BTreeSet<(u32, u64)>,
+    /// Each thread's current fuel quantum (`THREAD_QUANTUM_MAX`), which a
+    /// preemption charges as time.
+    pub quanta: BTreeMap<u32, u64>,
 }
 
 impl NodeThreads {
