@@ -408,7 +408,11 @@ impl World {
     /// A threaded guest's thread `tid` gets its next quantum from the
     /// `sched` stream (`threads::THREAD_QUANTUM_MAX`).
     pub fn draw_quantum(&mut self, node_idx: usize, tid: u32) -> u64 {
-        let q = 1 + self.streams.below(Stream::Sched, threads::THREAD_QUANTUM_MAX);
+        // Log-uniform: as likely under 16 instructions as between 4096 and
+        // 8192, so a switch lands inside a short critical section often
+        // enough to find a race there.
+        let k = self.streams.below(Stream::Sched, threads::THREAD_QUANTUM_MAX.ilog2() as u64);
+        let q = (1u64 << k) + self.streams.below(Stream::Sched, 1u64 << k);
         self.nodes[node_idx].threads.quanta.insert(tid, q);
         q
     }

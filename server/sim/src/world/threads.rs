@@ -20,12 +20,13 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 pub const THREADS_MAX: usize = 128;
 
 /// Bound on the instructions a thread of a threaded guest runs before the
-/// scheduler may switch threads, when it makes no host call: each thread's
-/// next quantum is drawn from the `sched` stream in 1..=this after every
-/// host call, so a switch can land on any instruction of a critical section
-/// that calls nothing (a data race), and a seed names where. Guests without
+/// scheduler may switch threads, when it makes no host call. Each thread's
+/// next quantum is drawn from the `sched` stream after every host call,
+/// log-uniformly below twice this (`World::draw_quantum`), so a switch can
+/// land on any instruction of a critical section that calls nothing (a data
+/// race), short windows included, and a seed names where. Guests without
 /// threads keep `scheduler::FUEL_QUANTUM` and draw nothing.
-pub const THREAD_QUANTUM_MAX: u64 = 10_000;
+pub const THREAD_QUANTUM_MAX: u64 = 8192;
 
 /// What a failed `thread-spawn` returns: -EAGAIN, which wasi-libc's
 /// `pthread_create` turns into EAGAIN.
