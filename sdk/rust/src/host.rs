@@ -147,7 +147,11 @@ mod imp {
 
     pub fn oracle_get(key: &str) -> Option<Vec<u8>> {
         // The host answers the value's length and copies it only when it
-        // fits: one retry with the exact size (values are at most 64 KiB).
+        // fits. A small buffer first; a larger value is read again into
+        // room for the largest value the host keeps, not its exact size:
+        // between the two calls another thread of this program (built for
+        // wasm32-wasip1-threads) may remember a larger value under the key,
+        // since a host call is where the scheduler may switch threads.
         let mut buf = vec![0u8; 256];
         for _ in 0..2 {
             // SAFETY: the host reads `key` and writes at most `buf.len()`
@@ -158,11 +162,10 @@ mod imp {
                 buf.truncate(n);
                 return Some(buf);
             }
-            buf = vec![0u8; n];
+            buf = vec![0u8; super::ORACLE_VALUE_BYTES_MAX];
         }
-        // The value grew between the two calls: only another node can do that
-        // and a node runs alone between host calls, so this is unreachable.
-        unreachable!("seedfall oracle value for {key:?} changed size during a recall")
+        // The second buffer holds any value the host keeps.
+        unreachable!("seedfall oracle value for {key:?} is over ORACLE_VALUE_BYTES_MAX bytes")
     }
 }
 
