@@ -111,6 +111,33 @@ fn init_a_networked_rust_program() {
 }
 
 #[test]
+fn init_builds_a_threaded_rust_program_for_the_threads_target() {
+    let dir = copy_of("init-rust-threads", "tests/guests/rust-threads");
+    let out = seedfall_in(&dir, &["init"]);
+    assert_eq!(out.code, 0, "init: {}\n{}", out.stdout, out.stderr);
+    let cfg = config(&dir);
+    let nodes = cfg["nodes"].as_array().unwrap();
+    let bins: Vec<&str> = nodes.iter().map(|n| n["cargo"]["bin"].as_str().unwrap()).collect();
+    assert_eq!(bins.len(), 3, "{cfg}");
+    for bin in ["race", "pingpong", "pool"] {
+        assert!(bins.contains(&bin), "{bin}: {cfg}");
+    }
+    for n in nodes {
+        assert_eq!(n["cargo"]["target"], "wasm32-wasip1-threads", "{n}");
+        let why = n["//"].as_array().map(|w| w.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+        assert!(why.contains("It depends on rayon: built for wasm32-wasip1-threads"), "{n}");
+    }
+    // doctor checks the threads target for it, with its own line.
+    let doctor = seedfall_in(&dir, &["doctor"]);
+    assert!(doctor.stdout.contains("ok    rust: the wasm32-wasip1-threads target is installed (for programs that start threads)"), "{}", doctor.stdout);
+    // A program that only sleeps on std::thread stays on wasm32-wasip1.
+    let dir = copy_of("init-rust-sleeps", "tests/guests/rust-basic");
+    assert_eq!(seedfall_in(&dir, &["init"]).code, 0);
+    let cfg = config(&dir);
+    assert!(cfg["nodes"][0]["cargo"].get("target").is_none(), "{cfg}");
+}
+
+#[test]
 fn init_in_a_virtual_cargo_workspace_finds_its_members_binaries() {
     let dir = scratch("init-workspace");
     std::fs::write(
