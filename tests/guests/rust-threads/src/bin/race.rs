@@ -13,8 +13,10 @@
 //!   (`sched_yield`) where the scheduler may switch threads;
 //! - `sleep`: a 100 µs `std::thread::sleep` (`poll_oneoff`);
 //! - `print`: a line on stdout (`fd_write`);
-//! - `none`: nothing: no host call in the window, so only preemption inside
-//!   it (fuel) can interleave the tellers.
+//! - `compute`: `WINDOW_WORK` rounds of arithmetic and no host call, so
+//!   only preemption inside the window (fuel) can interleave the tellers;
+//! - `none`: nothing: a window of a few instructions, which preemption
+//!   reaches rarely.
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,11 +25,13 @@ const OPENING: i64 = 100;
 /// What each teller withdraws: one withdrawal fits, two do not.
 const AMOUNT: i64 = 60;
 const TELLERS: usize = 2;
+/// Rounds of arithmetic in the `compute` window (a few thousand instructions).
+const WINDOW_WORK: u64 = 500;
 
 fn main() {
     let window = std::env::args().nth(1).unwrap_or_else(|| "yield".into());
-    if !["yield", "sleep", "print", "none"].contains(&window.as_str()) {
-        eprintln!("race: unknown window {window:?} (yield, sleep, print or none)");
+    if !["yield", "sleep", "print", "compute", "none"].contains(&window.as_str()) {
+        eprintln!("race: unknown window {window:?} (yield, sleep, print, compute or none)");
         std::process::exit(2);
     }
     let account = Arc::new(Mutex::new(OPENING));
@@ -55,6 +59,11 @@ fn withdraw(teller: usize, account: &Mutex<i64>, window: &str) -> bool {
         "yield" => std::thread::yield_now(),
         "sleep" => std::thread::sleep(Duration::from_micros(100)),
         "print" => println!("teller {teller}: {AMOUNT} is covered, paying"),
+        "compute" => {
+            // black_box keeps the loop from being folded away.
+            let fee = (0..WINDOW_WORK).fold(teller as u64, |acc, i| std::hint::black_box(acc.wrapping_mul(31).wrapping_add(i)));
+            std::hint::black_box(fee);
+        }
         _ => {}
     }
     // The act, under the lock again, trusting a check that may be stale.
