@@ -35,6 +35,7 @@ const CONFIGS: &[(&str, usize)] = &[
     ("tests/guests/net.json", 12),
     ("tests/guests/disk.json", 24),
     ("tests/guests/storage.json", 24),
+    ("tests/guests/threads.json", 24),
 ];
 
 #[test]
