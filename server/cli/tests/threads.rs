@@ -83,3 +83,15 @@ fn a_crash_ends_every_thread_of_the_node_and_it_restarts_fresh() {
     assert_eq!(v["failed"], 0, "{}", v["failure_findings"]);
     assert_eq!(hashes(&v), hashes(&sweep(&cfg, "1-8", "1")));
 }
+
+#[test]
+fn a_panic_in_a_spawned_thread_fails_the_node_at_its_line() {
+    let cfg = one_node_config("threads-panic", &node("worker", "panic", ""), "");
+    let out = seedfall(&["run", "-c", cfg.to_str().unwrap(), "-seeds", "1-3", "-json"]);
+    let v = json(&out);
+    assert_eq!(v["failed"], 3, "{}", out.stdout);
+    let f = &v["failures"][0]["nodes"][0];
+    assert_eq!(f["message"], "the worker gave up with 3 left", "{f}");
+    let line = line_of(&guests().join("rust-threads/src/bin/panic.rs"), "panic!(");
+    assert!(f["location"].as_str().unwrap().ends_with(&format!("panic.rs:{line}")), "{f}");
+}
