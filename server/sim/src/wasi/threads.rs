@@ -111,10 +111,7 @@ async fn wait(caller: &mut Caller<'_, NodeCtx>, ea: u64, expected: Expected, tim
     let (idx, tid) = (caller.data().local.idx, caller.data().local.tid);
     let wait_id = host(caller, |cx| {
         let node = &mut cx.world.nodes[idx];
-        let next = match tid {
-            0 => node.wait_id + 1,
-            t => node.threads.threads.get(&t).expect("a running thread is alive").wait_id + 1,
-        };
+        let next = node.threads.next_wait_id(tid, node.wait_id + 1);
         node.threads.futex.entry(ea).or_default().push_back((tid, next));
         next
     });

@@ -518,15 +518,17 @@ impl World {
     /// `deadline` or by an event (network activity, with `wants_net`).
     pub fn block(&mut self, node_idx: usize, tid: u32, deadline: Option<VTime>, wants_net: bool) -> u64 {
         let node = &mut self.nodes[node_idx];
+        let next = node.threads.next_wait_id(tid, node.wait_id + 1);
         let (status, wait, net, fuel) = match tid {
             0 => (&mut node.status, &mut node.wait_id, &mut node.wants_net, &mut node.fuel_charged),
             t => {
+                node.threads.wait_seq = next;
                 let t = node.threads.threads.get_mut(&t).expect("a running thread is alive");
                 (&mut t.status, &mut t.wait_id, &mut t.wants_net, &mut t.fuel_charged)
             }
         };
         assert_eq!(*status, Status::Runnable, "only a running thread can block");
-        *wait += 1;
+        *wait = next;
         *status = Status::Blocked;
         *net = wants_net;
         *fuel = 0;

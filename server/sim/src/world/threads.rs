@@ -74,13 +74,23 @@ pub struct NodeThreads {
     /// Each thread's current fuel quantum (`THREAD_QUANTUM_MAX`), which a
     /// preemption charges as time.
     pub quanta: BTreeMap<u32, u64>,
+    /// The last wait id given to a spawned thread. It outlives `clear`:
+    /// tids start again at 1 after a crash, so a wake-up still pending for
+    /// an old incarnation's thread must not match a new one's wait.
+    pub wait_seq: u64,
 }
 
 impl NodeThreads {
     /// Every thread of the incarnation ends (an exit, a failure, a crash).
     pub fn clear(&mut self) {
-        let threaded = self.threaded;
-        *self = NodeThreads { threaded, ..NodeThreads::default() };
+        let (threaded, wait_seq) = (self.threaded, self.wait_seq);
+        *self = NodeThreads { threaded, wait_seq, ..NodeThreads::default() };
+    }
+
+    /// The wait id thread `tid`'s next block will have (the main thread's
+    /// is the node's own counter, `main_next`).
+    pub fn next_wait_id(&self, tid: u32, main_next: u64) -> u64 {
+        if tid == 0 { main_next } else { self.wait_seq + 1 }
     }
 
     /// A new thread's tid, or None when `THREADS_MAX` are alive.
@@ -161,7 +171,9 @@ mod tests {
             t.spawn(0).unwrap();
         }
         assert_eq!(t.spawn(0), None);
+        t.wait_seq = 7;
         t.clear();
         assert_eq!(t.spawn(0), Some(1));
+        assert_eq!(t.next_wait_id(1, 0), 8, "wait ids are never reused across incarnations");
     }
 }
