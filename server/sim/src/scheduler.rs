@@ -357,6 +357,10 @@ impl Scheduler {
                     // The main thread's end, or any thread's exit or trap,
                     // ends the process and every thread of it.
                     Poll::Ready(result) => {
+                        // A thread's exit ends a threaded process too: its
+                        // last unfinished lines first (the main thread's
+                        // own end flushed them already).
+                        flush_shared(&mut w, pick);
                         let failure = finish(&mut w, pick, result);
                         w.nodes[pick].threads.clear();
                         Some(failure)
@@ -408,13 +412,20 @@ fn flush_output(ctx: &mut NodeCtx) {
     let mut w = world.lock().unwrap();
     let idx = local.idx;
     // A threaded process's stdio is the world's between host calls.
-    if let Some(mut shared) = w.nodes[idx].threads.shared.take() {
-        shared.stdout.flush(|l| w.output(idx, crate::trace::Stdio::Stdout, l));
-        shared.stderr.flush(|l| w.output(idx, crate::trace::Stdio::Stderr, l));
+    if flush_shared(&mut w, idx) {
         return;
     }
     local.stdout.flush(|l| w.output(idx, crate::trace::Stdio::Stdout, l));
     local.stderr.flush(|l| w.output(idx, crate::trace::Stdio::Stderr, l));
+}
+
+/// Records a threaded process's unfinished output lines; false when the
+/// node keeps none in the world (no threads, or flushed already).
+fn flush_shared(w: &mut World, idx: usize) -> bool {
+    let Some(mut shared) = w.nodes[idx].threads.shared.take() else { return false };
+    shared.stdout.flush(|l| w.output(idx, crate::trace::Stdio::Stdout, l));
+    shared.stderr.flush(|l| w.output(idx, crate::trace::Stdio::Stderr, l));
+    true
 }
 
 /// Records how a node's `_start` ended; returns the failure it means, if any.
