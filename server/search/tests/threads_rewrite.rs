@@ -11,7 +11,7 @@ use seedfall_sim::config::{RustTarget, WasmSource};
 use seedfall_sim::threads::{self, ADDED_IMPORTS, MODULE};
 use seedfall_sim::Config;
 use std::path::{Path, PathBuf};
-use wasmparser::{ExternalKind, FunctionBody, Operator, Parser, Payload, TypeRef, WasmFeatures};
+use wasmparser::{FunctionBody, Operator, Parser, Payload, WasmFeatures};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -19,39 +19,10 @@ fn repo() -> PathBuf {
 
 /// (module, name, is a function, is a shared memory) of every import.
 fn imports(wasm: &[u8]) -> Vec<(String, String, bool, bool)> {
-    let mut out = Vec::new();
-    for p in Parser::new(0).parse_all(wasm) {
-        if let Payload::ImportSection(r) = p.unwrap() {
-            for i in r.into_imports() {
-                let i = i.unwrap();
-                out.push((i.module.to_string(), i.name.to_string(), matches!(i.ty, TypeRef::Func(_)), matches!(i.ty, TypeRef::Memory(m) if m.shared)));
-            }
-        }
-    }
-    out
+    threads::shape::imports(wasm).into_iter().map(|i| (i.module, i.name, i.func, i.shared_memory)).collect()
 }
 
-fn func_exports(wasm: &[u8]) -> Vec<(String, u32)> {
-    let mut out = Vec::new();
-    for p in Parser::new(0).parse_all(wasm) {
-        if let Payload::ExportSection(r) = p.unwrap() {
-            for x in r {
-                let x = x.unwrap();
-                if x.kind == ExternalKind::Func {
-                    out.push((x.name.to_string(), x.index));
-                }
-            }
-        }
-    }
-    out
-}
-
-fn start(wasm: &[u8]) -> Option<u32> {
-    Parser::new(0).parse_all(wasm).find_map(|p| match p.unwrap() {
-        Payload::StartSection { func, .. } => Some(func),
-        _ => None,
-    })
-}
+use threads::shape::{func_exports, start};
 
 fn bodies(wasm: &[u8]) -> Vec<FunctionBody<'_>> {
     Parser::new(0)

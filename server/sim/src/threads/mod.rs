@@ -17,6 +17,7 @@
 //! without threads are never rewritten, so their bytes and traces stay as
 //! they were.
 mod rewrite;
+pub mod shape;
 
 pub use rewrite::rewrite;
 

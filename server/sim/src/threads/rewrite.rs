@@ -208,7 +208,7 @@ pub fn rewrite(wasm: &[u8]) -> Result<Vec<u8>, String> {
 mod tests {
     use super::super::{imports_shared_memory, NOTIFY, WAIT32, WAIT64};
     use super::*;
-    use wasmparser::{ExternalKind, FunctionBody, WasmFeatures};
+    use wasmparser::{FunctionBody, WasmFeatures};
 
     /// The features a wasm32-wasip1-threads module is built with (rustc's
     /// wasm32 defaults are all in WASM2) plus threads, and no more: the
@@ -222,39 +222,11 @@ mod tests {
     }
 
     /// (module, name, is a function) of every import, in order.
+    use super::super::shape::{func_exports, start};
+
+    /// (module, name, is a function) of every import.
     fn imports(wasm: &[u8]) -> Vec<(String, String, bool)> {
-        let mut out = Vec::new();
-        for p in Parser::new(0).parse_all(wasm) {
-            if let Payload::ImportSection(r) = p.unwrap() {
-                for i in r.into_imports() {
-                    let i = i.unwrap();
-                    out.push((i.module.to_string(), i.name.to_string(), matches!(i.ty, TypeRef::Func(_))));
-                }
-            }
-        }
-        out
-    }
-
-    fn func_exports(wasm: &[u8]) -> Vec<(String, u32)> {
-        let mut out = Vec::new();
-        for p in Parser::new(0).parse_all(wasm) {
-            if let Payload::ExportSection(r) = p.unwrap() {
-                for x in r {
-                    let x = x.unwrap();
-                    if x.kind == ExternalKind::Func {
-                        out.push((x.name.to_string(), x.index));
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    fn start(wasm: &[u8]) -> Option<u32> {
-        Parser::new(0).parse_all(wasm).find_map(|p| match p.unwrap() {
-            Payload::StartSection { func, .. } => Some(func),
-            _ => None,
-        })
+        super::super::shape::imports(wasm).into_iter().map(|i| (i.module, i.name, i.func)).collect()
     }
 
     fn custom_sections(wasm: &[u8]) -> Vec<String> {
