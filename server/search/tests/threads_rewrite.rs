@@ -11,7 +11,7 @@ use seedfall_sim::config::{RustTarget, WasmSource};
 use seedfall_sim::threads::{self, ADDED_IMPORTS, MODULE};
 use seedfall_sim::Config;
 use std::path::{Path, PathBuf};
-use wasmparser::{FunctionBody, Operator, Parser, Payload, WasmFeatures};
+use wasmparser::{FunctionBody, Operator, WasmFeatures};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -22,17 +22,7 @@ fn imports(wasm: &[u8]) -> Vec<(String, String, bool, bool)> {
     threads::shape::imports(wasm).into_iter().map(|i| (i.module, i.name, i.func, i.shared_memory)).collect()
 }
 
-use threads::shape::{func_exports, start};
-
-fn bodies(wasm: &[u8]) -> Vec<FunctionBody<'_>> {
-    Parser::new(0)
-        .parse_all(wasm)
-        .filter_map(|p| match p.unwrap() {
-            Payload::CodeSectionEntry(b) => Some(b),
-            _ => None,
-        })
-        .collect()
-}
+use threads::shape::{bodies, func_exports, start};
 
 fn operators<'a>(body: &FunctionBody<'a>) -> Vec<Operator<'a>> {
     let mut r = body.get_operators_reader().unwrap();
@@ -54,20 +44,7 @@ fn waits_and_notifies(wasm: &[u8]) -> (usize, usize) {
 /// The rewritten body is the original's with function indices moved and
 /// each wait or notify replaced by `i32.const offset; call import`.
 fn same_body(original: &FunctionBody, rewritten: &FunctionBody, imported: u32) -> Result<(), String> {
-    let shift = |f: u32| if f >= imported { f + 3 } else { f };
-    let mut want = Vec::new();
-    for op in operators(original) {
-        let call = |which: u32, offset: u64| [format!("{:?}", Operator::I32Const { value: offset as u32 as i32 }), format!("{:?}", Operator::Call { function_index: imported + which })];
-        match op {
-            Operator::MemoryAtomicWait32 { memarg } => want.extend(call(0, memarg.offset)),
-            Operator::MemoryAtomicWait64 { memarg } => want.extend(call(1, memarg.offset)),
-            Operator::MemoryAtomicNotify { memarg } => want.extend(call(2, memarg.offset)),
-            Operator::Call { function_index } => want.push(format!("{:?}", Operator::Call { function_index: shift(function_index) })),
-            Operator::ReturnCall { function_index } => want.push(format!("{:?}", Operator::ReturnCall { function_index: shift(function_index) })),
-            Operator::RefFunc { function_index } => want.push(format!("{:?}", Operator::RefFunc { function_index: shift(function_index) })),
-            other => want.push(format!("{other:?}")),
-        }
-    }
+    let want = threads::shape::rewritten_ops(original, imported);
     let got: Vec<String> = operators(rewritten).iter().map(|o| format!("{o:?}")).collect();
     match got.iter().zip(&want).position(|(g, w)| g != w) {
         Some(i) => Err(format!("operator {i}: {} where the original gives {}", got[i], want[i])),

@@ -208,7 +208,7 @@ pub fn rewrite(wasm: &[u8]) -> Result<Vec<u8>, String> {
 mod tests {
     use super::super::{imports_shared_memory, NOTIFY, WAIT32, WAIT64};
     use super::*;
-    use wasmparser::{FunctionBody, WasmFeatures};
+    use wasmparser::WasmFeatures;
 
     /// The features a wasm32-wasip1-threads module is built with (rustc's
     /// wasm32 defaults are all in WASM2) plus threads, and no more: the
@@ -222,7 +222,7 @@ mod tests {
     }
 
     /// (module, name, is a function) of every import, in order.
-    use super::super::shape::{func_exports, start};
+    use super::super::shape::{bodies, func_exports, ops, rewritten_ops, start};
 
     /// (module, name, is a function) of every import.
     fn imports(wasm: &[u8]) -> Vec<(String, String, bool)> {
@@ -237,25 +237,6 @@ mod tests {
                 _ => None,
             })
             .collect()
-    }
-
-    fn bodies(wasm: &[u8]) -> Vec<FunctionBody<'_>> {
-        Parser::new(0)
-            .parse_all(wasm)
-            .filter_map(|p| match p.unwrap() {
-                Payload::CodeSectionEntry(b) => Some(b),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn ops(body: &FunctionBody<'_>) -> Vec<String> {
-        let mut r = body.get_operators_reader().unwrap();
-        let mut out = Vec::new();
-        while !r.eof() {
-            out.push(format!("{:?}", r.read().unwrap()));
-        }
-        out
     }
 
     fn imported_funcs(wasm: &[u8]) -> u32 {
@@ -284,24 +265,7 @@ mod tests {
         let (a, b) = (bodies(original), bodies(rewritten));
         assert_eq!(a.len(), b.len(), "defined functions");
         for (i, (a, b)) in a.iter().zip(&b).enumerate() {
-            let mut want = Vec::new();
-            let mut r = a.get_operators_reader().unwrap();
-            while !r.eof() {
-                let op = r.read().unwrap();
-                let call = |which: u32, offset: u64| [format!("{:?}", Operator::I32Const { value: offset as u32 as i32 }), format!("{:?}", Operator::Call { function_index: n + which })];
-                match op {
-                    Operator::MemoryAtomicWait32 { memarg } => want.extend(call(0, memarg.offset)),
-                    Operator::MemoryAtomicWait64 { memarg } => want.extend(call(1, memarg.offset)),
-                    Operator::MemoryAtomicNotify { memarg } => want.extend(call(2, memarg.offset)),
-                    Operator::Call { function_index } => want.push(format!("{:?}", Operator::Call { function_index: shift(function_index) })),
-                    Operator::ReturnCall { function_index } => want.push(format!("{:?}", Operator::ReturnCall { function_index: shift(function_index) })),
-                    Operator::RefFunc { function_index } => want.push(format!("{:?}", Operator::RefFunc { function_index: shift(function_index) })),
-                    other => {
-                        want.push(format!("{other:?}"));
-                        continue;
-                    }
-                }
-            }
+            let want = rewritten_ops(a, n);
             let got = ops(b);
             assert_eq!(got, want, "defined function {i}");
             assert!(!got.iter().any(|o| o.starts_with("MemoryAtomicWait") || o.starts_with("MemoryAtomicNotify")), "defined function {i} still waits or notifies");

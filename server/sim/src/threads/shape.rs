@@ -1,7 +1,7 @@
-//! What a module's imports, function exports and start function are: what
+//! What a module's imports, function exports, start function and bodies are: what
 //! the threads rewrite must keep (every function index it shifts), read
 //! back by its tests on hand-written and on real guest modules.
-use wasmparser::{ExternalKind, Parser, Payload, TypeRef};
+use wasmparser::{ExternalKind, FunctionBody, Operator, Parser, Payload, TypeRef};
 
 /// One import of a module.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,4 +50,50 @@ pub fn start(wasm: &[u8]) -> Option<u32> {
         Payload::StartSection { func, .. } => Some(func),
         _ => None,
     })
+}
+
+/// Every function body, in order.
+pub fn bodies(wasm: &[u8]) -> Vec<FunctionBody<'_>> {
+    Parser::new(0)
+        .parse_all(wasm)
+        .filter_map(|p| match p.expect("a module that parses") {
+            Payload::CodeSectionEntry(b) => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A body's operators, each as its `{:?}` text.
+pub fn ops(body: &FunctionBody<'_>) -> Vec<String> {
+    let mut r = body.get_operators_reader().expect("a body that parses");
+    let mut out = Vec::new();
+    while !r.eof() {
+        out.push(format!("{:?}", r.read().expect("an operator that parses")));
+    }
+    out
+}
+
+/// What the rewrite must make of `original` (a body of a module with
+/// `imported` imported functions before it), as `ops` prints it: each wait
+/// or notify `i32.const offset; call <added import>`, every call of a
+/// defined function shifted past the three added imports, all else as is.
+pub fn rewritten_ops(original: &FunctionBody<'_>, imported: u32) -> Vec<String> {
+    let added = super::ADDED_IMPORTS.len() as u32;
+    let shift = |f: u32| if f >= imported { f + added } else { f };
+    let mut r = original.get_operators_reader().expect("a body that parses");
+    let mut want = Vec::new();
+    while !r.eof() {
+        let op = r.read().expect("an operator that parses");
+        let call = |which: u32, offset: u64| [format!("{:?}", Operator::I32Const { value: offset as u32 as i32 }), format!("{:?}", Operator::Call { function_index: imported + which })];
+        match op {
+            Operator::MemoryAtomicWait32 { memarg } => want.extend(call(0, memarg.offset)),
+            Operator::MemoryAtomicWait64 { memarg } => want.extend(call(1, memarg.offset)),
+            Operator::MemoryAtomicNotify { memarg } => want.extend(call(2, memarg.offset)),
+            Operator::Call { function_index } => want.push(format!("{:?}", Operator::Call { function_index: shift(function_index) })),
+            Operator::ReturnCall { function_index } => want.push(format!("{:?}", Operator::ReturnCall { function_index: shift(function_index) })),
+            Operator::RefFunc { function_index } => want.push(format!("{:?}", Operator::RefFunc { function_index: shift(function_index) })),
+            other => want.push(format!("{other:?}")),
+        }
+    }
+    want
 }
