@@ -398,6 +398,12 @@ impl World {
     /// the cluster shares one simulated CPU, so a node that spins on the
     /// clock sees time pass and others' timers come due.
     pub fn charge_compute(&mut self, node_idx: usize, tid: u32, fuel_left: u64) {
+        // A crash inside this very call (a spawned thread's disk operation,
+        // `faults.crash.during_disk_op`) has ended every thread of the node:
+        // the thread is gone, and its work no longer moves the clock.
+        if tid != 0 && !self.nodes[node_idx].threads.threads.contains_key(&tid) {
+            return;
+        }
         let consumed = self.limits.watchdog_instructions.saturating_sub(fuel_left);
         let charged = self.fuel_charged_mut(node_idx, tid);
         let fresh = consumed.saturating_sub(*charged);
