@@ -118,8 +118,8 @@ fn init_builds_a_threaded_rust_program_for_the_threads_target() {
     let cfg = config(&dir);
     let nodes = cfg["nodes"].as_array().unwrap();
     let bins: Vec<&str> = nodes.iter().map(|n| n["cargo"]["bin"].as_str().unwrap()).collect();
-    assert_eq!(bins.len(), 3, "{cfg}");
-    for bin in ["race", "pingpong", "pool"] {
+    assert_eq!(bins.len(), 4, "{cfg}");
+    for bin in ["race", "pingpong", "pool", "panic"] {
         assert!(bins.contains(&bin), "{bin}: {cfg}");
     }
     for n in nodes {
