@@ -79,7 +79,7 @@ impl Scheduler {
 
     /// A store for thread `tid` of node `idx`, fuelled, limited, sampled
     /// when profiling.
-    fn store(&self, idx: usize, tid: u32) -> (Store<NodeCtx>, u64) {
+    fn store(&self, idx: usize, tid: u32) -> Store<NodeCtx> {
         let l = &self.launches[idx];
         let (budget, meter, name) = {
             let w = self.world.lock().unwrap();
@@ -101,7 +101,15 @@ impl Scheduler {
             });
             store.set_epoch_deadline(1);
         }
-        (store, budget)
+        store
+    }
+
+    /// Puts a thread's store on its incarnation's shared memory, with a
+    /// drawn first quantum (`World::draw_quantum`).
+    fn share(&self, store: &mut Store<NodeCtx>, idx: usize, tid: u32, shared: wasmtime::SharedMemory) {
+        store.data_mut().local.shared_memory = Some(shared);
+        let q = self.world.lock().unwrap().draw_quantum(idx, tid);
+        store.fuel_async_yield_interval(Some(q)).expect("fuel is on");
     }
 
     /// A fresh instance of node `idx` (its disk is whatever the world holds).
@@ -112,29 +120,25 @@ impl Scheduler {
             w.nodes[idx].handles.clear();
             w.nodes[idx].threads.clear();
         }
-        self.threads[idx].clear();
-        self.procs[idx] = None;
-        let (mut store, _) = self.store(idx, 0);
-        let l = &self.launches[idx];
-        let pre = match &l.module {
-            LaunchModule::Pre(pre) => pre.clone(),
-            LaunchModule::Threaded(t) => match t.link(&l.engine, &store, l.memory_bytes_max) {
-                Ok((pre, shared)) => {
-                    store.data_mut().local.shared_memory = Some(shared.clone());
-                    let q = {
-                        let mut w = self.world.lock().unwrap();
-                        w.nodes[idx].threads.threaded = true;
-                        w.draw_quantum(idx, 0)
-                    };
-                    store.fuel_async_yield_interval(Some(q)).expect("fuel is on");
-                    self.procs[idx] = Some((pre.clone(), shared));
-                    pre
+        self.end_threads(idx);
+        let mut store = self.store(idx, 0);
+        let pre = match self.launches[idx].module.clone() {
+            LaunchModule::Pre(pre) => pre,
+            LaunchModule::Threaded(t) => {
+                let l = &self.launches[idx];
+                match t.link(&l.engine, &store, l.memory_bytes_max) {
+                    Ok((pre, shared)) => {
+                        self.world.lock().unwrap().nodes[idx].threads.threaded = true;
+                        self.procs[idx] = Some((pre.clone(), shared.clone()));
+                        self.share(&mut store, idx, 0, shared);
+                        pre
+                    }
+                    Err(e) => {
+                        self.futures[idx] = Some(Box::pin(async move { Err(e) }));
+                        return;
+                    }
                 }
-                Err(e) => {
-                    self.futures[idx] = Some(Box::pin(async move { Err(e) }));
-                    return;
-                }
-            },
+            }
         };
         let l = &self.launches[idx];
         let coverage = l.coverage;
@@ -179,10 +183,8 @@ impl Scheduler {
     /// entered at `wasi_thread_start(tid, start_arg)`.
     fn start_thread(&mut self, idx: usize, tid: u32, start_arg: u32) {
         let (pre, shared) = self.procs[idx].clone().expect("only a threaded incarnation spawns");
-        let (mut store, _) = self.store(idx, tid);
-        store.data_mut().local.shared_memory = Some(shared);
-        let q = self.world.lock().unwrap().draw_quantum(idx, tid);
-        store.fuel_async_yield_interval(Some(q)).expect("fuel is on");
+        let mut store = self.store(idx, tid);
+        self.share(&mut store, idx, tid, shared);
         let coverage = self.launches[idx].coverage;
         let instantiate_ns = self.instantiate_ns.clone();
         self.threads[idx].insert(
@@ -207,8 +209,7 @@ impl Scheduler {
     /// Every thread of node `idx` ends with its process (an exit, a
     /// failure): their stores go, with the world unlocked.
     fn end_threads(&mut self, idx: usize) {
-        let threads = std::mem::take(&mut self.threads[idx]);
-        drop(threads);
+        self.threads[idx].clear();
         self.procs[idx] = None;
     }
 
@@ -326,9 +327,9 @@ impl Scheduler {
                 t => self.threads[pick].get_mut(&t),
             };
             let polled = fut.expect("a runnable thread has a future").as_mut().poll(&mut cx);
-            let finished = {
+            let (finished, spawns) = {
                 let mut w = self.world.lock().unwrap();
-                match polled {
+                let finished = match polled {
                     Poll::Pending => {
                         if w.nodes[pick].thread_status(tid) == Some(Status::Runnable) {
                             // No blocking call: the fuel quantum ran out (a
@@ -336,22 +337,12 @@ impl Scheduler {
                             let q = w.nodes[pick].threads.quanta.get(&tid).copied().unwrap_or(FUEL_QUANTUM);
                             w.charge_quantum(pick, tid, q);
                         }
-                        let spawns = std::mem::take(&mut w.nodes[pick].threads.spawns);
-                        drop(w);
-                        for (t, arg) in spawns {
-                            self.start_thread(pick, t, arg);
-                        }
                         None
                     }
                     // A spawned thread that returns ends alone.
                     Poll::Ready(Ok(())) if tid != 0 => {
                         w.nodes[pick].threads.threads.remove(&tid);
-                        let spawns = std::mem::take(&mut w.nodes[pick].threads.spawns);
-                        drop(w);
                         self.threads[pick].remove(&tid);
-                        for (t, arg) in spawns {
-                            self.start_thread(pick, t, arg);
-                        }
                         None
                     }
                     // The main thread's end, or any thread's exit or trap,
@@ -365,8 +356,13 @@ impl Scheduler {
                         w.nodes[pick].threads.clear();
                         Some(failure)
                     }
-                }
+                };
+                // Threads the step spawned (none once the process ended).
+                (finished, std::mem::take(&mut w.nodes[pick].threads.spawns))
             };
+            for (t, arg) in spawns {
+                self.start_thread(pick, t, arg);
+            }
             if let Some(failure) = finished {
                 self.futures[pick] = None;
                 self.end_threads(pick);
