@@ -398,14 +398,8 @@ impl World {
     /// the cluster shares one simulated CPU, so a node that spins on the
     /// clock sees time pass and others' timers come due.
     pub fn charge_compute(&mut self, node_idx: usize, tid: u32, fuel_left: u64) {
-        // A crash inside this very call (a spawned thread's disk operation,
-        // `faults.crash.during_disk_op`) has ended every thread of the node:
-        // the thread is gone, and its work no longer moves the clock.
-        if tid != 0 && !self.nodes[node_idx].threads.threads.contains_key(&tid) {
-            return;
-        }
         let consumed = self.limits.watchdog_instructions.saturating_sub(fuel_left);
-        let charged = self.fuel_charged_mut(node_idx, tid);
+        let Some(charged) = self.fuel_charged_mut(node_idx, tid) else { return };
         let fresh = consumed.saturating_sub(*charged);
         *charged = (*charged).max(consumed);
         self.advance(fresh.saturating_mul(self.limits.ns_per_instruction));
@@ -424,12 +418,15 @@ impl World {
     }
 
     /// The fuel already charged as time for one thread: each thread's store
-    /// has its own fuel, so each keeps its own count.
-    fn fuel_charged_mut(&mut self, node_idx: usize, tid: u32) -> &mut u64 {
+    /// has its own fuel, so each keeps its own count. None for a spawned
+    /// thread that is gone: a crash inside its own host call (a disk
+    /// operation, `faults.crash.during_disk_op`) ended every thread of the
+    /// node, and its work no longer moves the clock.
+    fn fuel_charged_mut(&mut self, node_idx: usize, tid: u32) -> Option<&mut u64> {
         let node = &mut self.nodes[node_idx];
         match tid {
-            0 => &mut node.fuel_charged,
-            t => &mut node.threads.threads.get_mut(&t).expect("a running thread is alive").fuel_charged,
+            0 => Some(&mut node.fuel_charged),
+            t => node.threads.threads.get_mut(&t).map(|t| &mut t.fuel_charged),
         }
     }
 
@@ -461,7 +458,8 @@ impl World {
 
     /// A fuel-yield ended the step without a host call: charge the quantum.
     pub fn charge_quantum(&mut self, node_idx: usize, tid: u32, fuel: u64) {
-        *self.fuel_charged_mut(node_idx, tid) += fuel;
+        let Some(charged) = self.fuel_charged_mut(node_idx, tid) else { return };
+        *charged += fuel;
         self.advance(fuel.saturating_mul(self.limits.ns_per_instruction));
     }
 
