@@ -48,6 +48,16 @@ pub struct FileState {
 pub const SIZES_SINCE_MAX: usize = 32;
 
 impl FileState {
+    /// FNV-1a of what reads see, as hex; the zeros past `zeros_from` are
+    /// hashed without being read.
+    pub fn content_hash(&self) -> String {
+        let mut h = crate::hash::Fnv1a::new();
+        let zeros = (self.zeros_from as usize).min(self.data.len());
+        h.write(&self.data[..zeros]);
+        h.write_zeros((self.data.len() - zeros) as u64);
+        format!("{:016x}", h.value())
+    }
+
     fn note_size(&mut self, size: u64) {
         if self.sizes_since.last() == Some(&size) {
             return;

@@ -44,10 +44,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-fn hex(h: crate::hash::Fnv1a) -> String {
-    format!("{:016x}", h.value())
-}
-
 impl Disk {
     /// Every path of the cache and of the medium, in path order, up to
     /// `MOMENT_ENTRIES_MAX`; and how many more there were.
@@ -105,12 +101,8 @@ impl Disk {
             _ => None,
         };
         if let Some(f) = file(cached) {
-            let mut h = crate::hash::Fnv1a::new();
-            let zeros = (f.zeros_from as usize).min(f.data.len());
-            h.write(&f.data[..zeros]);
-            h.write_zeros((f.data.len() - zeros) as u64);
             e.size = Some(f.data.len() as u64);
-            e.hash = Some(hex(h));
+            e.hash = Some(f.content_hash());
             e.dirty_sectors = f.dirty.len() as u64;
         }
         if let Some(f) = file(durable) {
@@ -118,7 +110,8 @@ impl Disk {
             let mut h = crate::hash::Fnv1a::new();
             h.write(&image);
             e.durable_size = Some(image.len() as u64);
-            e.durable_hash = Some(hex(h));
+            // Comparable with `content_hash`: the same hash of the same bytes.
+            e.durable_hash = Some(format!("{:016x}", h.value()));
         }
         e.state = match (cached, durable) {
             (Some(x), Some(y)) if x == y => {

@@ -82,13 +82,7 @@ impl Disk {
                         out.push(TreeEntry { path: path.clone(), dir: true, size: 0, hash: None });
                         subdirs.push((ino, path));
                     }
-                    Kind::File(f) => {
-                        let mut h = crate::hash::Fnv1a::new();
-                        let zeros = (f.zeros_from as usize).min(f.data.len());
-                        h.write(&f.data[..zeros]);
-                        h.write_zeros((f.data.len() - zeros) as u64);
-                        out.push(TreeEntry { path, dir: false, size: f.data.len() as u64, hash: Some(format!("{:016x}", h.value())) });
-                    }
+                    Kind::File(f) => out.push(TreeEntry { path, dir: false, size: f.data.len() as u64, hash: Some(f.content_hash()) }),
                 }
             }
             // Depth first, in name order.
